@@ -1,0 +1,121 @@
+/* bridge/client.h - the py4j command set as a C API, independent of transport.
+ *
+ * A p4j_client is one connection to one JVM: in-process (bridge/inproc.c, JNI) or
+ * socket (bridge/socket_client.c, py4j's wire protocol). Everything above this seam
+ * (the Python binding) is written once against these functions.
+ *
+ * Conventions for every operation:
+ *  - returns P4J_OK or P4J_ERROR; on error `err` holds the captured error and `out`
+ *    is P4J_NULL; the caller frees the error with p4j_error_clear();
+ *  - a result that carries a ref (p4j_kind_has_ref) passes ownership of that ref to
+ *    the caller, who ends it with p4j_client_release();
+ *  - arguments are borrowed for the duration of the call;
+ *  - any thread may call; a transport attaches/locks what it needs itself.
+ */
+#ifndef P4J_CLIENT_H
+#define P4J_CLIENT_H
+
+#include "value.h"
+
+typedef enum p4j_status { P4J_OK = 0, P4J_ERROR = -1 } p4j_status;
+
+typedef enum p4j_error_kind {
+    P4J_ERR_NONE = 0,
+    P4J_ERR_JAVA,    /* a Java exception: `throwable` holds it (Py4JJavaError)      */
+    P4J_ERR_BRIDGE,  /* the bridge refused: no such method, bad argument (Py4JError) */
+    P4J_ERR_NETWORK, /* socket failed (Py4JNetworkError)                           */
+    P4J_ERR_AUTH,    /* authentication refused (Py4JAuthenticationError)          */
+    P4J_ERR_MEMORY,  /* out of memory (MemoryError)                                */
+    P4J_ERR_CLOSED,  /* the gateway was shut down (Py4JError)                      */
+} p4j_error_kind;
+
+/* A captured error. Strings are malloc'd and owned by the error. */
+typedef struct p4j_error {
+    p4j_error_kind kind;
+    char *message;    /* UTF-8 text: the Java message, or the bridge's explanation */
+    char *java_class; /* for P4J_ERR_JAVA: the throwable's class name             */
+    p4j_ref throwable;/* for P4J_ERR_JAVA: the throwable (owned by the error)     */
+} p4j_error;
+
+/* Call flags. */
+#define P4J_CALL_STATIC 1u /* target is a class ref: call a static method */
+
+/* What `dir` lists (py4j's `d` sub-commands). */
+typedef enum p4j_dir_kind {
+    P4J_DIR_FIELDS = 'f',  /* public instance fields of an object    */
+    P4J_DIR_METHODS = 'm', /* public instance methods of an object   */
+    P4J_DIR_STATIC = 's',  /* static members of a class              */
+    P4J_DIR_VIEW = 'v',    /* names imported in a JVM view           */
+} p4j_dir_kind;
+
+typedef struct p4j_client p4j_client;
+
+/* The transport's operations. Every function pointer is required unless noted. */
+typedef struct p4j_client_ops {
+    const char *name; /* "inproc" or "socket" */
+    /* Calls method `name` on `target` (an object, or a class when flags has STATIC). */
+    p4j_status (*call)(p4j_client *c, const p4j_ref *target, unsigned flags,
+                       const char *name, size_t name_len, const p4j_value *args,
+                       size_t nargs, p4j_value *out, p4j_error *err);
+    /* Constructs an instance of class `cls` (a CLASS ref). */
+    p4j_status (*construct)(p4j_client *c, const p4j_ref *cls, const p4j_value *args,
+                            size_t nargs, p4j_value *out, p4j_error *err);
+    /* Reads public field `name` of `target` (static when flags has STATIC). */
+    p4j_status (*field_get)(p4j_client *c, const p4j_ref *target, unsigned flags,
+                            const char *name, p4j_value *out, p4j_error *err);
+    /* Writes public field `name` of `target`. */
+    p4j_status (*field_set)(p4j_client *c, const p4j_ref *target, unsigned flags,
+                            const char *name, const p4j_value *value, p4j_error *err);
+    /* Resolves dotted `name` in JVM view `view` (NULL: the default view): out is
+     * P4J_CLASS (ref + fqn) or P4J_PACKAGE. */
+    p4j_status (*resolve)(p4j_client *c, const p4j_ref *view, const char *name,
+                          p4j_value *out, p4j_error *err);
+    /* Resolves static member `name` of class `cls`: a field's value, P4J_METHOD, or
+     * P4J_CLASS for a nested class. */
+    p4j_status (*static_member)(p4j_client *c, const p4j_ref *cls, const char *name,
+                                p4j_value *out, p4j_error *err);
+    /* Creates a new JVM view named `name`: out is a P4J_REF. */
+    p4j_status (*view_new)(p4j_client *c, const char *name, p4j_value *out,
+                           p4j_error *err);
+    /* Adds (remove=false) or removes an import ("a.b.C" or "a.b.*") in `view`. */
+    p4j_status (*view_import)(p4j_client *c, const p4j_ref *view, const char *pattern,
+                              bool remove, p4j_error *err);
+    /* Lists names (newline-separated, sorted) of `target`: out is P4J_STRING. */
+    p4j_status (*dir)(p4j_client *c, const p4j_ref *target, p4j_dir_kind kind,
+                      p4j_value *out, p4j_error *err);
+    /* Help page of an object or class (`pattern` may be NULL): out is P4J_STRING. */
+    p4j_status (*help)(p4j_client *c, const p4j_ref *target, bool is_class,
+                       const char *pattern, bool short_name, p4j_value *out,
+                       p4j_error *err);
+    /* Copies the content of a P4J_BYTES result into `dst` (v->u.bytes.len bytes) and
+     * frees its source. Call exactly once per BYTES result; dst NULL only frees. */
+    p4j_status (*read_bytes)(p4j_client *c, const p4j_value *v, uint8_t *dst,
+                             p4j_error *err);
+    /* Full Java stack trace of a throwable: out is P4J_STRING. */
+    p4j_status (*stack_trace)(p4j_client *c, const p4j_ref *throwable, p4j_value *out,
+                              p4j_error *err);
+    /* Releases a ref the caller owns. Never fails; safe after shutdown. */
+    void (*release)(p4j_client *c, p4j_ref *ref);
+    /* Copies a ref (the copy is owned by the caller). */
+    p4j_status (*dup)(p4j_client *c, const p4j_ref *ref, p4j_ref *out, p4j_error *err);
+    /* Shuts the connection down; later calls fail with P4J_ERR_CLOSED. */
+    void (*shutdown)(p4j_client *c);
+    /* Frees the client (after shutdown). */
+    void (*destroy)(p4j_client *c);
+} p4j_client_ops;
+
+/* The common head of every transport's client struct. */
+struct p4j_client {
+    const p4j_client_ops *ops;
+    volatile int closed; /* set once by shutdown */
+};
+
+/* Frees what `err` owns (releasing its throwable through `c` when c is non-NULL). */
+void p4j_error_clear(p4j_client *c, p4j_error *err);
+
+/* Fills `err` with a bridge-side error of `kind` and a printf-style message.
+ * Always returns P4J_ERROR so callers can `return p4j_error_set(...)`. */
+p4j_status p4j_error_set(p4j_error *err, p4j_error_kind kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif /* P4J_CLIENT_H */

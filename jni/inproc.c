@@ -1,0 +1,500 @@
+/* jni/inproc.c - the in-process transport: p4j_client_ops through JNI.
+ *
+ * Every entry point runs inside one pushed local frame popped on its single exit path.
+ * Any thread may call (threads attach as daemons in p4j_jvm_env).
+ */
+#include "inproc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "inproc_internal.h"
+#include "jstrings.h"
+#include "jvm_classes.h"
+
+typedef struct inproc_client {
+    struct p4j_client base;
+    jobject default_view; /* global ref to Bridge.defaultView() */
+} inproc_client;
+
+static const p4j_client_ops inproc_ops;
+
+bool p4j_client_is_inproc(const p4j_client *c) { return c && c->ops == &inproc_ops; }
+
+/* Common prologue: checks the client and returns the thread's env inside a new local
+ * frame of `capacity`, or NULL with err set. */
+static JNIEnv *enter(p4j_client *c, p4j_value *out, jint capacity, p4j_error *err)
+{
+    if (out) {
+        out->kind = P4J_NULL;
+        out->owned = NULL;
+        out->ref.handle = out->ref.cls = NULL;
+    }
+    if (c->closed) {
+        p4j_error_set(err, P4J_ERR_CLOSED, "py4jni: the gateway has been shut down");
+        return NULL;
+    }
+    JNIEnv *env = p4j_jvm_env(err);
+    if (env && (*env)->PushLocalFrame(env, capacity) != 0) {
+        p4j_jvm_capture_exception(env, err);
+        return NULL;
+    }
+    return env;
+}
+
+static p4j_status leave(JNIEnv *env, p4j_status st)
+{
+    (*env)->PopLocalFrame(env, NULL);
+    return st;
+}
+
+/* Returns the p4j_class of `target` (an object, or a class when is_class), caching it. */
+static p4j_class *target_class(JNIEnv *env, const p4j_ref *target, bool is_class,
+                               p4j_error *err)
+{
+    p4j_ref *t = (p4j_ref *)target; /* the cls slot is a cache the caller lends us */
+    if (__builtin_expect(t->cls != NULL, 1))
+        return t->cls;
+    t->cls = is_class ? p4j_class_get(env, (jclass)t->handle, err)
+                      : p4j_class_of(env, (jobject)t->handle, err);
+    return t->cls;
+}
+
+static p4j_status null_target(p4j_error *err)
+{
+    return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: the target object is null");
+}
+
+/* Invokes `m` and stores the raw result in *rv. */
+static void invoke(JNIEnv *env, const p4j_member *m, jclass cls, jobject obj,
+                   const jvalue *a, jvalue *rv)
+{
+    bool st = m->callstatic;
+    switch ((p4j_rconv)m->rconv) {
+    case RCONV_VOID:
+        if (st) (*env)->CallStaticVoidMethodA(env, cls, m->mid, a);
+        else (*env)->CallVoidMethodA(env, obj, m->mid, a);
+        break;
+#define P4J_INVOKE_CASE(L, ctype, field, Name)                                          \
+    case RCONV_##L:                                                                     \
+        rv->field = st ? (*env)->CallStatic##Name##MethodA(env, cls, m->mid, a)         \
+                       : (*env)->Call##Name##MethodA(env, obj, m->mid, a);              \
+        break;
+        P4J_PRIM_TABLE(P4J_INVOKE_CASE)
+#undef P4J_INVOKE_CASE
+    default:
+        rv->l = st ? (*env)->CallStaticObjectMethodA(env, cls, m->mid, a)
+                   : (*env)->CallObjectMethodA(env, obj, m->mid, a);
+        break;
+    }
+}
+
+static p4j_status inproc_call(p4j_client *c, const p4j_ref *target, unsigned flags,
+                              const char *name, size_t name_len, const p4j_value *args,
+                              size_t nargs, p4j_value *out, p4j_error *err)
+{
+    JNIEnv *env = enter(c, out, (jint)nargs + 8, err);
+    if (!env)
+        return P4J_ERROR;
+    if (!target || !target->handle)
+        return leave(env, null_target(err));
+    bool is_static = flags & P4J_CALL_STATIC;
+    p4j_class *pc = target_class(env, target, is_static, err);
+    if (!pc)
+        return leave(env, P4J_ERROR);
+    p4j_member *m = p4j_member_find(env, pc, is_static ? MEMBER_STATIC : MEMBER_METHOD, name,
+                                    name_len, args, nargs, err);
+    if (!m)
+        return leave(env, P4J_ERROR);
+    jvalue jargs[P4J_MAX_ARGS + 1], rv = {0};
+    if (p4j_args_to_java(env, m, args, jargs, err) != P4J_OK)
+        return leave(env, P4J_ERROR);
+    invoke(env, m, pc->cls, (jobject)target->handle, jargs, &rv);
+    if ((*env)->ExceptionCheck(env))
+        return leave(env, p4j_jvm_capture_exception(env, err));
+    return leave(env, p4j_result_from_java(env, (p4j_rconv)m->rconv, rv, out, err));
+}
+
+static p4j_status inproc_construct(p4j_client *c, const p4j_ref *cls, const p4j_value *args,
+                                   size_t nargs, p4j_value *out, p4j_error *err)
+{
+    JNIEnv *env = enter(c, out, (jint)nargs + 8, err);
+    if (!env)
+        return P4J_ERROR;
+    if (!cls || !cls->handle)
+        return leave(env, null_target(err));
+    p4j_class *pc = target_class(env, cls, true, err);
+    if (!pc)
+        return leave(env, P4J_ERROR);
+    p4j_member *m = p4j_member_find(env, pc, MEMBER_CTOR, "<init>", 6, args, nargs, err);
+    if (!m)
+        return leave(env, P4J_ERROR);
+    jvalue jargs[P4J_MAX_ARGS + 1];
+    if (p4j_args_to_java(env, m, args, jargs, err) != P4J_OK)
+        return leave(env, P4J_ERROR);
+    jobject obj = (*env)->NewObjectA(env, pc->cls, m->mid, jargs);
+    if ((*env)->ExceptionCheck(env))
+        return leave(env, p4j_jvm_capture_exception(env, err));
+    return leave(env, p4j_object_to_value(env, obj, out, err));
+}
+
+/* Finds the cached field `name` of `target`. */
+static p4j_member *find_field(JNIEnv *env, const p4j_ref *target, bool is_static,
+                              const char *name, p4j_class **pc, p4j_error *err)
+{
+    if (!target || !target->handle) {
+        null_target(err);
+        return NULL;
+    }
+    *pc = target_class(env, target, is_static, err);
+    if (!*pc)
+        return NULL;
+    return p4j_member_find(env, *pc, is_static ? MEMBER_STATIC_FIELD : MEMBER_FIELD, name,
+                           strlen(name), NULL, 0, err);
+}
+
+static p4j_status inproc_field_get(p4j_client *c, const p4j_ref *target, unsigned flags,
+                                   const char *name, p4j_value *out, p4j_error *err)
+{
+    JNIEnv *env = enter(c, out, 8, err);
+    if (!env)
+        return P4J_ERROR;
+    bool st = flags & P4J_CALL_STATIC;
+    p4j_class *pc = NULL;
+    p4j_member *m = find_field(env, target, st, name, &pc, err);
+    if (!m)
+        return leave(env, P4J_ERROR);
+    jobject obj = (jobject)target->handle;
+    jvalue rv = {0};
+    switch ((p4j_rconv)m->rconv) {
+#define P4J_GET_CASE(L, ctype, field, Name)                                                  \
+    case RCONV_##L:                                                                          \
+        rv.field = st ? (*env)->GetStatic##Name##Field(env, pc->cls, m->fid)                 \
+                      : (*env)->Get##Name##Field(env, obj, m->fid);                          \
+        break;
+        P4J_PRIM_TABLE(P4J_GET_CASE)
+#undef P4J_GET_CASE
+    default:
+        rv.l = st ? (*env)->GetStaticObjectField(env, pc->cls, m->fid)
+                  : (*env)->GetObjectField(env, obj, m->fid);
+        break;
+    }
+    return leave(env, p4j_result_from_java(env, (p4j_rconv)m->rconv, rv, out, err));
+}
+
+static p4j_status inproc_field_set(p4j_client *c, const p4j_ref *target, unsigned flags,
+                                   const char *name, const p4j_value *value, p4j_error *err)
+{
+    JNIEnv *env = enter(c, NULL, 8, err);
+    if (!env)
+        return P4J_ERROR;
+    bool st = flags & P4J_CALL_STATIC;
+    p4j_class *pc = NULL;
+    p4j_member *m = find_field(env, target, st, name, &pc, err);
+    if (!m)
+        return leave(env, P4J_ERROR);
+    /* A one-argument plan for this value's kind against the field's type. */
+    p4j_member plan = {.nargs = 1};
+    plan.keys[0] = p4j_arg_key(value);
+    plan.conv[0] = (uint8_t)p4j_conv_for(m->desc, plan.keys[0]);
+    bool primitive = m->rconv >= RCONV_Z && m->rconv <= RCONV_D;
+    bool ok_kind = true;
+    switch ((p4j_rconv)m->rconv) { /* the same applicability rules as arguments */
+    case RCONV_Z: ok_kind = plan.keys[0] == 'b'; break;
+    case RCONV_B: case RCONV_S: case RCONV_I: ok_kind = plan.keys[0] == 'i'; break;
+    case RCONV_J: ok_kind = plan.keys[0] == 'i' || plan.keys[0] == 'L'; break;
+    case RCONV_F: case RCONV_D: ok_kind = plan.keys[0] == 'd'; break;
+    case RCONV_C: ok_kind = plan.keys[0] == 's'; break;
+    default: break;
+    }
+    if (!ok_kind || (primitive && plan.keys[0] == 'n'))
+        return leave(env, p4j_error_set(err, P4J_ERR_BRIDGE,
+                                        "py4jni: cannot assign a %s to field %s of type %s",
+                                        p4j_kind_name(value->kind), name, m->desc));
+    jvalue v;
+    if (p4j_args_to_java(env, &plan, value, &v, err) != P4J_OK)
+        return leave(env, P4J_ERROR);
+    jobject obj = (jobject)target->handle;
+    switch ((p4j_rconv)m->rconv) {
+#define P4J_SET_CASE(L, ctype, field, Name)                                                  \
+    case RCONV_##L:                                                                          \
+        if (st) (*env)->SetStatic##Name##Field(env, pc->cls, m->fid, v.field);               \
+        else (*env)->Set##Name##Field(env, obj, m->fid, v.field);                            \
+        break;
+        P4J_PRIM_TABLE(P4J_SET_CASE)
+#undef P4J_SET_CASE
+    default:
+        if (v.l && m->ftype && !(*env)->IsInstanceOf(env, v.l, m->ftype))
+            return leave(env, p4j_error_set(err, P4J_ERR_BRIDGE,
+                                            "py4jni: value of the wrong type for field %s (%s)",
+                                            name, m->desc));
+        if (st) (*env)->SetStaticObjectField(env, pc->cls, m->fid, v.l);
+        else (*env)->SetObjectField(env, obj, m->fid, v.l);
+        break;
+    }
+    return leave(env, p4j_jvm_capture_exception(env, err));
+}
+
+/* Sets `out` to a CLASS value for local class `cls`. */
+static p4j_status class_value(JNIEnv *env, jclass cls, p4j_value *out, p4j_error *err)
+{
+    p4j_class *pc = p4j_class_get(env, cls, err);
+    if (!pc)
+        return P4J_ERROR;
+    jstring name = (*env)->CallObjectMethod(env, cls, p4j_jc.Class_getName);
+    if (!name)
+        return p4j_jvm_capture_exception(env, err);
+    if (p4j_jstring_read(env, name, P4J_CLASS, out, err) != P4J_OK)
+        return P4J_ERROR;
+    out->ref.handle = p4j_jvm_global_new(env, cls);
+    out->ref.cls = pc;
+    return P4J_OK;
+}
+
+static p4j_status inproc_resolve(p4j_client *c, const p4j_ref *view, const char *name,
+                                 p4j_value *out, p4j_error *err)
+{
+    JNIEnv *env = enter(c, out, 8, err);
+    if (!env)
+        return P4J_ERROR;
+    jobject jview = view && view->handle ? (jobject)view->handle
+                                         : ((inproc_client *)c)->default_view;
+    jstring jname = p4j_jstring_from_utf8(env, name, err);
+    if (!jname)
+        return leave(env, P4J_ERROR);
+    jclass cls = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge, p4j_jc.Bridge_resolveClass,
+                                                jview, jname);
+    if ((*env)->ExceptionCheck(env))
+        return leave(env, p4j_jvm_capture_exception(env, err));
+    if (!cls) {
+        out->kind = P4J_PACKAGE;
+        return leave(env, P4J_OK);
+    }
+    return leave(env, class_value(env, cls, out, err));
+}
+
+static p4j_status inproc_static_member(p4j_client *c, const p4j_ref *cls, const char *name,
+                                       p4j_value *out, p4j_error *err)
+{
+    JNIEnv *env = enter(c, out, 8, err);
+    if (!env)
+        return P4J_ERROR;
+    if (!cls || !cls->handle)
+        return leave(env, null_target(err));
+    jstring jname = p4j_jstring_from_utf8(env, name, err);
+    if (!jname)
+        return leave(env, P4J_ERROR);
+    jint kind = (*env)->CallStaticIntMethod(env, p4j_jc.Bridge, p4j_jc.Bridge_staticMemberKind,
+                                            (jclass)cls->handle, jname);
+    if ((*env)->ExceptionCheck(env))
+        return leave(env, p4j_jvm_capture_exception(env, err));
+    switch (kind) {
+    case 1:
+        (*env)->PopLocalFrame(env, NULL);
+        return inproc_field_get(c, cls, P4J_CALL_STATIC, name, out, err);
+    case 2:
+        out->kind = P4J_METHOD;
+        return leave(env, P4J_OK);
+    case 3: {
+        jclass nested = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge,
+                                                       p4j_jc.Bridge_nestedClass,
+                                                       (jclass)cls->handle, jname);
+        if (!nested)
+            return leave(env, p4j_jvm_capture_exception(env, err) == P4J_OK
+                                  ? p4j_error_set(err, P4J_ERR_BRIDGE, "no nested class %s", name)
+                                  : P4J_ERROR);
+        return leave(env, class_value(env, nested, out, err));
+    }
+    default:
+        return leave(env, p4j_error_set(err, P4J_ERR_BRIDGE,
+                                        "py4jni: no public static member %s", name));
+    }
+}
+
+static p4j_status inproc_view_new(p4j_client *c, const char *name, p4j_value *out,
+                                  p4j_error *err)
+{
+    JNIEnv *env = enter(c, out, 8, err);
+    if (!env)
+        return P4J_ERROR;
+    jstring jname = p4j_jstring_from_utf8(env, name ? name : "", err);
+    if (!jname)
+        return leave(env, P4J_ERROR);
+    jobject view = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge, p4j_jc.Bridge_newView, jname);
+    if (!view)
+        return leave(env, p4j_jvm_capture_exception(env, err));
+    out->kind = P4J_REF;
+    out->ref.handle = p4j_jvm_global_new(env, view);
+    return leave(env, P4J_OK);
+}
+
+static p4j_status inproc_view_import(p4j_client *c, const p4j_ref *view, const char *pattern,
+                                     bool remove, p4j_error *err)
+{
+    JNIEnv *env = enter(c, NULL, 8, err);
+    if (!env)
+        return P4J_ERROR;
+    jobject jview = view && view->handle ? (jobject)view->handle
+                                         : ((inproc_client *)c)->default_view;
+    jstring jpat = p4j_jstring_from_utf8(env, pattern, err);
+    if (!jpat)
+        return leave(env, P4J_ERROR);
+    if (remove)
+        (*env)->CallBooleanMethod(env, jview, p4j_jc.JVMView_removeImport, jpat);
+    else
+        (*env)->CallVoidMethod(env, jview, p4j_jc.JVMView_addImport, jpat);
+    return leave(env, p4j_jvm_capture_exception(env, err));
+}
+
+/* Stores a String returned by a helper call into `out`. */
+static p4j_status string_out(JNIEnv *env, jstring s, p4j_value *out, p4j_error *err)
+{
+    if ((*env)->ExceptionCheck(env))
+        return p4j_jvm_capture_exception(env, err);
+    if (!s) {
+        out->kind = P4J_NULL;
+        return P4J_OK;
+    }
+    return p4j_jstring_read(env, s, P4J_STRING, out, err);
+}
+
+static p4j_status inproc_dir(p4j_client *c, const p4j_ref *target, p4j_dir_kind kind,
+                             p4j_value *out, p4j_error *err)
+{
+    JNIEnv *env = enter(c, out, 8, err);
+    if (!env)
+        return P4J_ERROR;
+    jobject t = target && target->handle ? (jobject)target->handle
+                                         : ((inproc_client *)c)->default_view;
+    jstring s = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge, p4j_jc.Bridge_dir, t,
+                                               (jchar)kind);
+    return leave(env, string_out(env, s, out, err));
+}
+
+static p4j_status inproc_help(p4j_client *c, const p4j_ref *target, bool is_class,
+                              const char *pattern, bool short_name, p4j_value *out,
+                              p4j_error *err)
+{
+    JNIEnv *env = enter(c, out, 8, err);
+    if (!env)
+        return P4J_ERROR;
+    if (!target || !target->handle)
+        return leave(env, null_target(err));
+    jstring jpat = NULL;
+    if (pattern && !(jpat = p4j_jstring_from_utf8(env, pattern, err)))
+        return leave(env, P4J_ERROR);
+    jstring s = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge, p4j_jc.Bridge_help,
+                                               (jobject)target->handle, (jboolean)is_class,
+                                               jpat, (jboolean)short_name);
+    return leave(env, string_out(env, s, out, err));
+}
+
+static p4j_status inproc_read_bytes(p4j_client *c, const p4j_value *v, uint8_t *dst,
+                                    p4j_error *err)
+{
+    (void)c; /* reading a result already made is allowed even after shutdown */
+    JNIEnv *env = p4j_jvm_env(err);
+    if (!env)
+        return P4J_ERROR;
+    jbyteArray arr = (jbyteArray)v->ref.handle;
+    if (!arr)
+        return P4J_OK;
+    if (dst && v->u.bytes.len)
+        (*env)->GetByteArrayRegion(env, arr, 0, (jsize)v->u.bytes.len, (jbyte *)dst);
+    p4j_jvm_global_delete(env, arr);
+    ((p4j_value *)v)->ref.handle = NULL;
+    return P4J_OK;
+}
+
+static p4j_status inproc_stack_trace(p4j_client *c, const p4j_ref *throwable, p4j_value *out,
+                                     p4j_error *err)
+{
+    JNIEnv *env = enter(c, out, 8, err);
+    if (!env)
+        return P4J_ERROR;
+    if (!throwable || !throwable->handle)
+        return leave(env, null_target(err));
+    jstring s = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge, p4j_jc.Bridge_stackTrace,
+                                               (jobject)throwable->handle);
+    return leave(env, string_out(env, s, out, err));
+}
+
+static void inproc_release(p4j_client *c, p4j_ref *ref)
+{
+    (void)c; /* refs stay valid while the JVM lives: release them even after shutdown */
+    if (!ref->handle)
+        return;
+    p4j_error ignored = {0};
+    JNIEnv *env = p4j_jvm_env(&ignored);
+    if (env)
+        p4j_jvm_global_delete(env, (jobject)ref->handle);
+    p4j_error_clear(NULL, &ignored);
+    ref->handle = NULL;
+}
+
+static p4j_status inproc_dup(p4j_client *c, const p4j_ref *ref, p4j_ref *out, p4j_error *err)
+{
+    (void)c;
+    JNIEnv *env = p4j_jvm_env(err);
+    if (!env)
+        return P4J_ERROR;
+    out->handle = p4j_jvm_global_new(env, (jobject)ref->handle);
+    out->cls = ref->cls;
+    return P4J_OK;
+}
+
+static void inproc_shutdown(p4j_client *c) { c->closed = 1; }
+
+static void inproc_destroy(p4j_client *c)
+{
+    inproc_client *ic = (inproc_client *)c;
+    p4j_ref view = {.handle = ic->default_view};
+    inproc_release(c, &view);
+    free(ic);
+}
+
+static const p4j_client_ops inproc_ops = {
+    .name = "inproc",
+    .call = inproc_call,
+    .construct = inproc_construct,
+    .field_get = inproc_field_get,
+    .field_set = inproc_field_set,
+    .resolve = inproc_resolve,
+    .static_member = inproc_static_member,
+    .view_new = inproc_view_new,
+    .view_import = inproc_view_import,
+    .dir = inproc_dir,
+    .help = inproc_help,
+    .read_bytes = inproc_read_bytes,
+    .stack_trace = inproc_stack_trace,
+    .release = inproc_release,
+    .dup = inproc_dup,
+    .shutdown = inproc_shutdown,
+    .destroy = inproc_destroy,
+};
+
+p4j_status p4j_inproc_client_new(const p4j_jvm_options *opts, p4j_client **out,
+                                 p4j_error *err)
+{
+    *out = NULL;
+    if (p4j_jvm_start(opts, err) != P4J_OK)
+        return P4J_ERROR;
+    JNIEnv *env = p4j_jvm_env(err);
+    if (!env)
+        return P4J_ERROR;
+    inproc_client *ic = calloc(1, sizeof *ic);
+    if (!ic)
+        return p4j_error_set(err, P4J_ERR_MEMORY, "out of memory");
+    ic->base.ops = &inproc_ops;
+    jobject view = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge, p4j_jc.Bridge_defaultView);
+    if (!view) {
+        free(ic);
+        return p4j_jvm_capture_exception(env, err) == P4J_OK
+                   ? p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: no default JVM view")
+                   : P4J_ERROR;
+    }
+    ic->default_view = p4j_jvm_global_new(env, view);
+    (*env)->DeleteLocalRef(env, view);
+    *out = &ic->base;
+    return P4J_OK;
+}

@@ -1,0 +1,285 @@
+/* jni/inproc_convert.c - p4j_value <-> jvalue for the in-process transport. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "inproc_internal.h"
+#include "jstrings.h"
+#include "jvm.h"
+#include "jvm_classes.h"
+
+jobject (*p4j_proxy_to_java)(JNIEnv *env, const p4j_value *v, p4j_error *err);
+
+double p4j_float_as_printed(float f)
+{
+    if (!isfinite(f) || f == 0.0f)
+        return (double)f;
+    char buf[32];
+    for (int digits = 1; digits <= 9; digits++) { /* shortest text that reads back as f */
+        snprintf(buf, sizeof buf, "%.*g", digits, (double)f);
+        if (strtof(buf, NULL) == f)
+            return strtod(buf, NULL);
+    }
+    return (double)f;
+}
+
+static p4j_status overflow(p4j_error *err, const p4j_value *v, const char *type)
+{
+    return p4j_error_set(err, P4J_ERR_BRIDGE,
+                         "py4jni: integer %lld out of range for Java %s",
+                         (long long)(v->kind == P4J_INT ? v->u.i : v->u.l), type);
+}
+
+static int64_t int_of(const p4j_value *v) { return v->kind == P4J_INT ? v->u.i : v->u.l; }
+
+/* Range-checks an integral argument for the Java type with bounds [lo, hi]. */
+#define CHECKED_INT(v, lo, hi, type)                       \
+    do {                                                   \
+        if (int_of(v) < (lo) || int_of(v) > (hi))          \
+            return overflow(err, v, type);                 \
+    } while (0)
+
+/* Returns the first UTF-16 unit of a string argument, or -1 when it is empty. */
+static long first_char(const p4j_value *v)
+{
+    const p4j_str *s = &v->u.s;
+    if (s->len == 0)
+        return -1;
+    switch (s->enc) {
+    case P4J_ENC_LATIN1: return ((const unsigned char *)s->data)[0];
+    case P4J_ENC_UTF16: return ((const uint16_t *)s->data)[0];
+    case P4J_ENC_UCS4: {
+        uint32_t cp = ((const uint32_t *)s->data)[0];
+        return cp >= 0x10000 ? -2 : (long)cp;
+    }
+    case P4J_ENC_UTF8: {
+        const unsigned char *p = s->data;
+        if (p[0] < 0x80) return p[0];
+        if ((p[0] & 0xE0) == 0xC0 && s->len >= 2) return ((p[0] & 0x1F) << 6) | (p[1] & 0x3F);
+        if ((p[0] & 0xF0) == 0xE0 && s->len >= 3)
+            return ((p[0] & 0x0F) << 12) | ((p[1] & 0x3F) << 6) | (p[2] & 0x3F);
+        return -2;
+    }
+    }
+    return -1;
+}
+
+static p4j_status char_arg(const p4j_value *v, jchar *out, p4j_error *err)
+{
+    long c = first_char(v);
+    if (c == -1)
+        return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: an empty str cannot be a Java char");
+    if (c == -2)
+        return p4j_error_set(err, P4J_ERR_BRIDGE,
+                             "py4jni: a character outside the BMP cannot be a Java char");
+    *out = (jchar)c;
+    return P4J_OK;
+}
+
+static jobject new_bytes(JNIEnv *env, const p4j_value *v)
+{
+    jbyteArray arr = (*env)->NewByteArray(env, (jsize)v->u.bytes.len);
+    if (arr && v->u.bytes.len)
+        (*env)->SetByteArrayRegion(env, arr, 0, (jsize)v->u.bytes.len,
+                                   (const jbyte *)v->u.bytes.data);
+    return arr;
+}
+
+static jobject new_decimal(JNIEnv *env, const p4j_value *v, p4j_error *err)
+{
+    jstring text = p4j_jstring_new(env, &v->u.s, err);
+    return text ? (*env)->NewObject(env, p4j_jc.BigDecimal, p4j_jc.BigDecimal_new, text) : NULL;
+}
+
+p4j_status p4j_args_to_java(JNIEnv *env, const p4j_member *m, const p4j_value *args,
+                            jvalue *jargs, p4j_error *err)
+{
+    for (size_t i = 0; i < m->nargs; i++) {
+        const p4j_value *v = &args[i];
+        jvalue *j = &jargs[i];
+        jchar ch;
+        switch ((p4j_conv)m->conv[i]) {
+        case CONV_Z: j->z = (jboolean)v->u.b; break;
+        case CONV_B: CHECKED_INT(v, -128, 127, "byte"); j->b = (jbyte)int_of(v); break;
+        case CONV_C: if (char_arg(v, &j->c, err) != P4J_OK) return P4J_ERROR; break;
+        case CONV_S: CHECKED_INT(v, -32768, 32767, "short"); j->s = (jshort)int_of(v); break;
+        case CONV_I: j->i = (jint)v->u.i; break;
+        case CONV_J: j->j = (jlong)int_of(v); break;
+        case CONV_F: j->f = (jfloat)v->u.d; break;
+        case CONV_D: j->d = v->u.d; break;
+        case CONV_NULL: j->l = NULL; break;
+        case CONV_REF: j->l = (jobject)v->ref.handle; break;
+        case CONV_STRING:
+            if (!(j->l = p4j_jstring_new(env, &v->u.s, err)))
+                return P4J_ERROR;
+            break;
+        case CONV_BYTES: j->l = new_bytes(env, v); break;
+        case CONV_DECIMAL: j->l = new_decimal(env, v, err); break;
+        case CONV_BOX_Z:
+            j->l = (*env)->CallStaticObjectMethod(env, p4j_jc.Boolean, p4j_jc.Boolean_valueOf,
+                                                  (jboolean)v->u.b);
+            break;
+        case CONV_BOX_B:
+            CHECKED_INT(v, -128, 127, "Byte");
+            j->l = (*env)->CallStaticObjectMethod(env, p4j_jc.Byte, p4j_jc.Byte_valueOf,
+                                                  (jbyte)int_of(v));
+            break;
+        case CONV_BOX_C:
+            if (char_arg(v, &ch, err) != P4J_OK)
+                return P4J_ERROR;
+            j->l = (*env)->CallStaticObjectMethod(env, p4j_jc.Character,
+                                                  p4j_jc.Character_valueOf, ch);
+            break;
+        case CONV_BOX_S:
+            CHECKED_INT(v, -32768, 32767, "Short");
+            j->l = (*env)->CallStaticObjectMethod(env, p4j_jc.Short, p4j_jc.Short_valueOf,
+                                                  (jshort)int_of(v));
+            break;
+        case CONV_BOX_I:
+            j->l = (*env)->CallStaticObjectMethod(env, p4j_jc.Integer, p4j_jc.Integer_valueOf,
+                                                  (jint)v->u.i);
+            break;
+        case CONV_BOX_J:
+            j->l = (*env)->CallStaticObjectMethod(env, p4j_jc.Long, p4j_jc.Long_valueOf,
+                                                  (jlong)int_of(v));
+            break;
+        case CONV_BOX_F:
+            j->l = (*env)->CallStaticObjectMethod(env, p4j_jc.Float, p4j_jc.Float_valueOf,
+                                                  (jfloat)v->u.d);
+            break;
+        case CONV_BOX_D:
+            j->l = (*env)->CallStaticObjectMethod(env, p4j_jc.Double, p4j_jc.Double_valueOf,
+                                                  v->u.d);
+            break;
+        case CONV_PROXY:
+            if (!p4j_proxy_to_java)
+                return p4j_error_set(err, P4J_ERR_BRIDGE,
+                                     "py4jni: Python callbacks are not available");
+            if (!(j->l = p4j_proxy_to_java(env, v, err)))
+                return P4J_ERROR;
+            break;
+        }
+        if ((*env)->ExceptionCheck(env))
+            return p4j_jvm_capture_exception(env, err);
+    }
+    return P4J_OK;
+}
+
+/* Sets `out` to a global ref of `obj` with its class cached. */
+static p4j_status as_ref(JNIEnv *env, jobject obj, p4j_kind kind, p4j_class *pc,
+                         p4j_value *out, p4j_error *err)
+{
+    out->kind = kind;
+    out->ref.handle = p4j_jvm_global_new(env, obj);
+    out->ref.cls = pc;
+    if (!out->ref.handle)
+        return p4j_error_set(err, P4J_ERR_MEMORY, "out of JNI global references");
+    return P4J_OK;
+}
+
+static p4j_status bytes_result(JNIEnv *env, jobject arr, p4j_value *out, p4j_error *err)
+{
+    out->kind = P4J_BYTES;
+    out->u.bytes.data = NULL;
+    out->u.bytes.len = (size_t)(*env)->GetArrayLength(env, arr);
+    out->ref.cls = NULL;
+    out->ref.handle = p4j_jvm_global_new(env, arr); /* consumed by read_bytes */
+    if (!out->ref.handle)
+        return p4j_error_set(err, P4J_ERR_MEMORY, "out of JNI global references");
+    return P4J_OK;
+}
+
+static p4j_status string_result(JNIEnv *env, jobject str, p4j_kind kind, p4j_value *out,
+                                p4j_error *err)
+{
+    return p4j_jstring_read(env, (jstring)str, kind, out, err);
+}
+
+static void char_result(jchar c, p4j_value *out)
+{
+    p4j_value_set_string(out, P4J_STRING, &c, 1, P4J_ENC_UTF16); /* fits inline */
+}
+
+p4j_status p4j_object_to_value(JNIEnv *env, jobject obj, p4j_value *out, p4j_error *err)
+{
+    if (!obj) {
+        out->kind = P4J_NULL;
+        return P4J_OK;
+    }
+    p4j_class *pc = p4j_class_of(env, obj, err);
+    if (!pc)
+        return P4J_ERROR;
+    switch (pc->role) {
+    case 's': return string_result(env, obj, P4J_STRING, out, err);
+    case 'j': return bytes_result(env, obj, out, err);
+    case 'i':
+        out->kind = P4J_INT;
+        out->u.i = (int32_t)(*env)->CallLongMethod(env, obj, p4j_jc.Number_long);
+        break;
+    case 'L':
+        out->kind = P4J_LONG;
+        out->u.l = (*env)->CallLongMethod(env, obj, p4j_jc.Number_long);
+        break;
+    case 'd':
+        out->kind = P4J_DOUBLE;
+        if ((*env)->IsInstanceOf(env, obj, p4j_jc.Float))
+            out->u.d = p4j_float_as_printed((*env)->CallFloatMethod(env, obj, p4j_jc.Number_float));
+        else
+            out->u.d = (*env)->CallDoubleMethod(env, obj, p4j_jc.Number_double);
+        break;
+    case 'b':
+        out->kind = P4J_BOOL;
+        out->u.b = (*env)->CallBooleanMethod(env, obj, p4j_jc.Boolean_value);
+        break;
+    case 'c':
+        char_result((*env)->CallCharMethod(env, obj, p4j_jc.Character_value), out);
+        break;
+    case 'D': {
+        jstring text = (*env)->CallObjectMethod(env, obj, p4j_jc.Object_toString);
+        if (!text)
+            return p4j_jvm_capture_exception(env, err);
+        p4j_status st = string_result(env, text, P4J_DECIMAL, out, err);
+        (*env)->DeleteLocalRef(env, text);
+        return st;
+    }
+    case 'l': return as_ref(env, obj, P4J_LIST, pc, out, err);
+    case 'h': return as_ref(env, obj, P4J_SET, pc, out, err);
+    case 'a': return as_ref(env, obj, P4J_MAP, pc, out, err);
+    case 'g': return as_ref(env, obj, P4J_ITERATOR, pc, out, err);
+    case 't': return as_ref(env, obj, P4J_ARRAY, pc, out, err);
+    default: return as_ref(env, obj, P4J_REF, pc, out, err);
+    }
+    return p4j_jvm_capture_exception(env, err) == P4J_OK ? P4J_OK : P4J_ERROR;
+}
+
+p4j_status p4j_result_from_java(JNIEnv *env, p4j_rconv rconv, jvalue rv, p4j_value *out,
+                                p4j_error *err)
+{
+    switch (rconv) {
+    case RCONV_VOID: out->kind = P4J_VOID; return P4J_OK;
+    case RCONV_Z: out->kind = P4J_BOOL; out->u.b = rv.z; return P4J_OK;
+    case RCONV_B: out->kind = P4J_INT; out->u.i = rv.b; return P4J_OK;
+    case RCONV_C: char_result(rv.c, out); return P4J_OK;
+    case RCONV_S: out->kind = P4J_INT; out->u.i = rv.s; return P4J_OK;
+    case RCONV_I: out->kind = P4J_INT; out->u.i = rv.i; return P4J_OK;
+    case RCONV_J: out->kind = P4J_LONG; out->u.l = rv.j; return P4J_OK;
+    case RCONV_F: out->kind = P4J_DOUBLE; out->u.d = p4j_float_as_printed(rv.f); return P4J_OK;
+    case RCONV_D: out->kind = P4J_DOUBLE; out->u.d = rv.d; return P4J_OK;
+    case RCONV_STRING:
+        if (!rv.l) {
+            out->kind = P4J_NULL;
+            return P4J_OK;
+        }
+        return string_result(env, rv.l, P4J_STRING, out, err);
+    case RCONV_BYTES:
+        if (!rv.l) {
+            out->kind = P4J_NULL;
+            return P4J_OK;
+        }
+        return bytes_result(env, rv.l, out, err);
+    case RCONV_OBJECT:
+        return p4j_object_to_value(env, rv.l, out, err);
+    }
+    return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: bad result conversion %d", (int)rconv);
+}

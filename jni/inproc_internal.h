@@ -1,0 +1,129 @@
+/* jni/inproc_internal.h - shared pieces of the in-process transport.
+ *
+ * p4j_class: one per Java class the bridge has touched, found by a dense id that the
+ * helper's Bridge.classInfo hands out; holds the class's member cache.
+ * p4j_member: one resolved (name, argument kinds) -> method/constructor/field entry.
+ * Both are created once and never freed (they live as long as the JVM); lookups are
+ * lock-free, inserts take the class's mutex: thread-safe by construction.
+ */
+#ifndef P4J_INPROC_INTERNAL_H
+#define P4J_INPROC_INTERNAL_H
+
+#include <jni.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "client.h"
+
+#define P4J_MAX_ARGS 32 /* arguments per call; more is refused with a clear error */
+#define P4J_CLASS_BUCKETS 64
+
+/* One row per JNI primitive type: descriptor letter, C type, jvalue member, JNI name
+ * (Call<Name>MethodA, Get<Name>Field, ...). RCONV_<letter> names its result row. */
+#define P4J_PRIM_TABLE(X)        \
+    X(Z, jboolean, z, Boolean)   \
+    X(B, jbyte, b, Byte)         \
+    X(C, jchar, c, Char)         \
+    X(S, jshort, s, Short)       \
+    X(I, jint, i, Int)           \
+    X(J, jlong, j, Long)         \
+    X(F, jfloat, f, Float)       \
+    X(D, jdouble, d, Double)
+
+/* How one argument becomes a jvalue; fixed per (parameter type, argument kind). */
+typedef enum p4j_conv {
+    CONV_Z, CONV_B, CONV_C, CONV_S, CONV_I, CONV_J, CONV_F, CONV_D, /* primitives */
+    CONV_NULL,    /* null reference                         */
+    CONV_REF,     /* the object itself                      */
+    CONV_STRING,  /* str -> new String                      */
+    CONV_BYTES,   /* bytes -> new byte[]                    */
+    CONV_DECIMAL, /* text -> new BigDecimal                 */
+    CONV_BOX_Z, CONV_BOX_B, CONV_BOX_C, CONV_BOX_S, CONV_BOX_I, CONV_BOX_J, CONV_BOX_F,
+    CONV_BOX_D,   /* Python scalar -> java.lang box         */
+    CONV_PROXY,   /* Python object -> Java proxy (callbacks) */
+} p4j_conv;
+
+/* How a result becomes a p4j_value. */
+typedef enum p4j_rconv {
+    RCONV_VOID, RCONV_Z, RCONV_B, RCONV_C, RCONV_S, RCONV_I, RCONV_J, RCONV_F, RCONV_D,
+    RCONV_STRING, /* declared String: read directly              */
+    RCONV_BYTES,  /* declared byte[]                             */
+    RCONV_OBJECT, /* anything else: classify by runtime class    */
+} p4j_rconv;
+
+typedef enum p4j_member_kind { MEMBER_METHOD, MEMBER_STATIC, MEMBER_CTOR, MEMBER_FIELD,
+                               MEMBER_STATIC_FIELD } p4j_member_kind;
+
+struct p4j_class;
+
+typedef struct p4j_member {
+    struct p4j_member *next;
+    uint64_t hash;
+    p4j_member_kind kind;
+    char *name;
+    size_t name_len;
+    uint8_t nargs;
+    char keys[P4J_MAX_ARGS];                 /* argument kind letters             */
+    struct p4j_class *arg_cls[P4J_MAX_ARGS]; /* classes of 'r' arguments          */
+    uint8_t conv[P4J_MAX_ARGS];              /* p4j_conv per argument             */
+    uint8_t rconv;                           /* p4j_rconv of the result / field   */
+    bool callstatic;                         /* the resolved method is static     */
+    char *desc;                              /* fields: the JNI type descriptor   */
+    jclass ftype;                            /* fields: the type (global ref)     */
+    jmethodID mid;
+    jfieldID fid;
+} p4j_member;
+
+typedef struct p4j_class {
+    jclass cls; /* global ref */
+    uint32_t id;
+    char role;  /* wire letter of instances: 'r', 'l', 's', ... (Bridge.classInfo) */
+    pthread_mutex_t lock;
+    p4j_member *buckets[P4J_CLASS_BUCKETS]; /* read with __atomic acquire loads */
+} p4j_class;
+
+/* Returns the p4j_class of class `cls` (a local or global ref), creating it on first
+ * sight. NULL with err set on failure. */
+p4j_class *p4j_class_get(JNIEnv *env, jclass cls, p4j_error *err);
+
+/* Returns the p4j_class of object `obj`'s runtime class. */
+p4j_class *p4j_class_of(JNIEnv *env, jobject obj, p4j_error *err);
+
+/* Returns the kind letter used in member keys for argument `v` ('i', 's', 'r', ...). */
+char p4j_arg_key(const p4j_value *v);
+
+/* Finds or resolves the member `name` of `kind` on `cls` for `args`.
+ * For 'r' arguments the p4j_class of each is looked up (and cached in its ref.cls).
+ * Returns NULL with err set when nothing applies. */
+p4j_member *p4j_member_find(JNIEnv *env, p4j_class *cls, p4j_member_kind kind,
+                            const char *name, size_t name_len, const p4j_value *args,
+                            size_t nargs, p4j_error *err);
+
+/* Converts args[i] into jargs[i] following m->conv; creates local refs in the current
+ * frame. Returns P4J_ERROR with err set on overflow or a failed allocation. */
+p4j_status p4j_args_to_java(JNIEnv *env, const p4j_member *m, const p4j_value *args,
+                            jvalue *jargs, p4j_error *err);
+
+/* Converts a Java result (`rv` per `rconv`) into `out`. Object results become global
+ * refs owned by `out`. */
+p4j_status p4j_result_from_java(JNIEnv *env, p4j_rconv rconv, jvalue rv, p4j_value *out,
+                                p4j_error *err);
+
+/* Converts a Java object (may be NULL) into `out` by its runtime class. */
+p4j_status p4j_object_to_value(JNIEnv *env, jobject obj, p4j_value *out, p4j_error *err);
+
+/* Returns how an argument of kind letter `key` converts to parameter type `desc`. */
+p4j_conv p4j_conv_for(const char *desc, char key);
+
+/* Returns the p4j_rconv for JNI type descriptor `desc` (return or field type). */
+p4j_rconv p4j_rconv_of(const char *desc);
+
+/* Returns the double that Float.toString(f) prints, as Python users expect. */
+double p4j_float_as_printed(float f);
+
+/* Hook for PROXY arguments (callbacks): builds the Java object for a Python proxy.
+ * Installed by the callback layer; NULL means proxies are not supported. */
+extern jobject (*p4j_proxy_to_java)(JNIEnv *env, const p4j_value *v, p4j_error *err);
+
+#endif /* P4J_INPROC_INTERNAL_H */

@@ -1,0 +1,354 @@
+/* jni/inproc_resolve.c - class registry and the (class, name, argument kinds) cache.
+ *
+ * Resolution runs in Java (org.py4jni.Bridge) on a miss; the hit path is a hash, a
+ * lock-free walk of one bucket and a key compare.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "inproc_internal.h"
+#include "jstrings.h"
+#include "jvm.h"
+#include "jvm_classes.h"
+
+#define CHUNK_BITS 10
+#define CHUNK_SIZE (1u << CHUNK_BITS)
+#define NCHUNKS 1024 /* up to one million classes */
+
+static p4j_class **chunks[NCHUNKS];
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static p4j_class *registry_get(uint32_t id)
+{
+    p4j_class **chunk = __atomic_load_n(&chunks[id >> CHUNK_BITS], __ATOMIC_ACQUIRE);
+    return chunk ? __atomic_load_n(&chunk[id & (CHUNK_SIZE - 1)], __ATOMIC_ACQUIRE) : NULL;
+}
+
+p4j_class *p4j_class_get(JNIEnv *env, jclass cls, p4j_error *err)
+{
+    jlong info = (*env)->CallStaticLongMethod(env, p4j_jc.Bridge, p4j_jc.Bridge_classInfo, cls);
+    if (p4j_jvm_capture_exception(env, err) != P4J_OK)
+        return NULL;
+    uint32_t id = (uint32_t)(info >> 8);
+    if (id >= (uint32_t)NCHUNKS * CHUNK_SIZE) {
+        p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: too many distinct Java classes");
+        return NULL;
+    }
+    p4j_class *pc = registry_get(id);
+    if (pc)
+        return pc;
+
+    pthread_mutex_lock(&registry_lock);
+    pc = registry_get(id);
+    if (!pc) {
+        p4j_class **chunk = chunks[id >> CHUNK_BITS];
+        if (!chunk) {
+            chunk = calloc(CHUNK_SIZE, sizeof *chunk);
+            if (chunk)
+                __atomic_store_n(&chunks[id >> CHUNK_BITS], chunk, __ATOMIC_RELEASE);
+        }
+        pc = chunk ? calloc(1, sizeof *pc) : NULL;
+        if (pc) {
+            pc->cls = (jclass)p4j_jvm_global_new(env, cls);
+            pc->id = id;
+            pc->role = (char)(info & 0xff);
+            pthread_mutex_init(&pc->lock, NULL);
+            __atomic_store_n(&chunk[id & (CHUNK_SIZE - 1)], pc, __ATOMIC_RELEASE);
+        }
+    }
+    pthread_mutex_unlock(&registry_lock);
+    if (!pc)
+        p4j_error_set(err, P4J_ERR_MEMORY, "out of memory");
+    return pc;
+}
+
+p4j_class *p4j_class_of(JNIEnv *env, jobject obj, p4j_error *err)
+{
+    jclass cls = (*env)->GetObjectClass(env, obj);
+    p4j_class *pc = p4j_class_get(env, cls, err);
+    (*env)->DeleteLocalRef(env, cls);
+    return pc;
+}
+
+char p4j_arg_key(const p4j_value *v)
+{
+    switch (v->kind) {
+    case P4J_NULL: return 'n';
+    case P4J_BOOL: return 'b';
+    case P4J_INT: return 'i';
+    case P4J_LONG: return 'L';
+    case P4J_DOUBLE: return 'd';
+    case P4J_DECIMAL: return 'D';
+    case P4J_STRING: return 's';
+    case P4J_BYTES: return 'j';
+    case P4J_PROXY: return 'f';
+    default: return 'r';
+    }
+}
+
+static uint64_t key_hash(p4j_member_kind kind, const char *name, size_t name_len,
+                         const char *keys, p4j_class *const *arg_cls, size_t nargs)
+{
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)kind;
+    for (size_t i = 0; i < name_len; i++)
+        h = (h ^ (unsigned char)name[i]) * 1099511628211ull;
+    for (size_t i = 0; i < nargs; i++) {
+        h = (h ^ (unsigned char)keys[i]) * 1099511628211ull;
+        if (arg_cls[i])
+            h = (h ^ arg_cls[i]->id) * 1099511628211ull;
+    }
+    return h ^ nargs;
+}
+
+static p4j_member *bucket_find(p4j_class *pc, uint64_t h, p4j_member_kind kind,
+                               const char *name, size_t name_len, const char *keys,
+                               p4j_class *const *arg_cls, size_t nargs)
+{
+    p4j_member *m = __atomic_load_n(&pc->buckets[h % P4J_CLASS_BUCKETS], __ATOMIC_ACQUIRE);
+    for (; m; m = m->next) {
+        if (m->hash == h && m->kind == kind && m->nargs == nargs &&
+            m->name_len == name_len && memcmp(m->name, name, name_len) == 0 &&
+            memcmp(m->keys, keys, nargs) == 0 &&
+            memcmp(m->arg_cls, arg_cls, nargs * sizeof *arg_cls) == 0)
+            return m;
+    }
+    return NULL;
+}
+
+p4j_rconv p4j_rconv_of(const char *desc)
+{
+    switch (desc[0]) {
+    case 'V': return RCONV_VOID;
+    case 'Z': return RCONV_Z;
+    case 'B': return RCONV_B;
+    case 'C': return RCONV_C;
+    case 'S': return RCONV_S;
+    case 'I': return RCONV_I;
+    case 'J': return RCONV_J;
+    case 'F': return RCONV_F;
+    case 'D': return RCONV_D;
+    default:
+        if (strcmp(desc, "Ljava/lang/String;") == 0)
+            return RCONV_STRING;
+        if (strcmp(desc, "[B") == 0)
+            return RCONV_BYTES;
+        return RCONV_OBJECT;
+    }
+}
+
+/* The conversion for an argument of kind letter `key` to parameter descriptor `desc`. */
+p4j_conv p4j_conv_for(const char *desc, char key)
+{
+    static const struct { const char *desc; char key; p4j_conv conv; } boxes[] = {
+        {"Ljava/lang/Integer;", 'i', CONV_BOX_I},   {"Ljava/lang/Long;", 'i', CONV_BOX_J},
+        {"Ljava/lang/Long;", 'L', CONV_BOX_J},      {"Ljava/lang/Short;", 'i', CONV_BOX_S},
+        {"Ljava/lang/Byte;", 'i', CONV_BOX_B},      {"Ljava/lang/Double;", 'd', CONV_BOX_D},
+        {"Ljava/lang/Float;", 'd', CONV_BOX_F},     {"Ljava/lang/Boolean;", 'b', CONV_BOX_Z},
+        {"Ljava/lang/Character;", 's', CONV_BOX_C},
+    };
+    switch (desc[0]) {
+    case 'Z': return CONV_Z;
+    case 'B': return CONV_B;
+    case 'C': return CONV_C;
+    case 'S': return CONV_S;
+    case 'I': return CONV_I;
+    case 'J': return CONV_J;
+    case 'F': return CONV_F;
+    case 'D': return CONV_D;
+    default: break;
+    }
+    for (size_t i = 0; i < sizeof boxes / sizeof boxes[0]; i++)
+        if (boxes[i].key == key && strcmp(boxes[i].desc, desc) == 0)
+            return boxes[i].conv;
+    switch (key) { /* a general reference parameter: the Python value's natural box */
+    case 'n': return CONV_NULL;
+    case 'b': return CONV_BOX_Z;
+    case 'i': return CONV_BOX_I;
+    case 'L': return CONV_BOX_J;
+    case 'd': return CONV_BOX_D;
+    case 'D': return CONV_DECIMAL;
+    case 's': return CONV_STRING;
+    case 'j': return CONV_BYTES;
+    case 'f': return CONV_PROXY;
+    default: return CONV_REF;
+    }
+}
+
+/* Returns the end of the one type descriptor starting at `p` ("I", "[[B", "Lx/Y;"). */
+static const char *descriptor_end(const char *p)
+{
+    while (*p == '[')
+        p++;
+    if (*p == 'L') {
+        const char *semi = strchr(p, ';');
+        return semi ? semi + 1 : p + strlen(p);
+    }
+    return *p ? p + 1 : p;
+}
+
+/* Fills conv[] and rconv of `m` from descriptor `sig` ("(I[B)V", or a field's "I"). */
+static void plan_conversions(p4j_member *m, const char *sig)
+{
+    if (m->kind == MEMBER_FIELD || m->kind == MEMBER_STATIC_FIELD) {
+        m->rconv = (uint8_t)p4j_rconv_of(sig);
+        m->desc = strdup(sig);
+        return;
+    }
+    const char *p = sig + 1;
+    for (size_t i = 0; *p && *p != ')'; i++) {
+        const char *end = descriptor_end(p);
+        char one[512];
+        size_t l = (size_t)(end - p) < sizeof one ? (size_t)(end - p) : sizeof one - 1;
+        memcpy(one, p, l);
+        one[l] = '\0';
+        if (i < m->nargs)
+            m->conv[i] = (uint8_t)p4j_conv_for(one, m->keys[i]);
+        p = end;
+    }
+    m->rconv = m->kind == MEMBER_CTOR ? RCONV_OBJECT
+                                      : (uint8_t)p4j_rconv_of(*p == ')' ? p + 1 : p);
+}
+
+/* Asks the helper for the member; fills mid/fid and the conversion plan. */
+static p4j_status resolve_member(JNIEnv *env, p4j_class *pc, p4j_member *m, p4j_error *err)
+{
+    p4j_status st = P4J_ERROR;
+    if ((*env)->PushLocalFrame(env, 16 + m->nargs) != 0)
+        return p4j_jvm_capture_exception(env, err) == P4J_OK
+                   ? p4j_error_set(err, P4J_ERR_MEMORY, "out of JNI local references")
+                   : P4J_ERROR;
+    jstring jname = p4j_jstring_from_utf8(env, m->name, err);
+    jobject member = NULL;
+    jstring sig = NULL;
+    char *csig = NULL;
+    if (!jname)
+        goto done;
+    if (m->kind == MEMBER_FIELD || m->kind == MEMBER_STATIC_FIELD) {
+        member = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge, p4j_jc.Bridge_findField,
+                                                pc->cls, jname,
+                                                (jboolean)(m->kind == MEMBER_STATIC_FIELD));
+        if (p4j_jvm_capture_exception(env, err) != P4J_OK)
+            goto done;
+        if (!member) {
+            p4j_error_set(err, P4J_ERR_BRIDGE, "no %sfield %s",
+                          m->kind == MEMBER_STATIC_FIELD ? "static " : "", m->name);
+            goto done;
+        }
+        sig = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge, p4j_jc.Bridge_fieldSignature,
+                                             member);
+        if (p4j_jvm_capture_exception(env, err) != P4J_OK)
+            goto done;
+        m->fid = (*env)->FromReflectedField(env, member);
+        jclass ftype = (*env)->CallObjectMethod(env, member, p4j_jc.Field_getType);
+        if (p4j_jvm_capture_exception(env, err) != P4J_OK)
+            goto done;
+        m->ftype = (jclass)p4j_jvm_global_new(env, ftype);
+    } else {
+        char keys[P4J_MAX_ARGS + 1];
+        memcpy(keys, m->keys, m->nargs);
+        keys[m->nargs] = '\0';
+        jstring jkeys = (*env)->NewStringUTF(env, keys); /* ASCII: modified UTF-8 is exact */
+        jobjectArray classes = (*env)->NewObjectArray(env, m->nargs, p4j_jc.Class, NULL);
+        if (!jkeys || !classes) {
+            p4j_jvm_capture_exception(env, err);
+            goto done;
+        }
+        for (size_t i = 0; i < m->nargs; i++)
+            if (m->arg_cls[i])
+                (*env)->SetObjectArrayElement(env, classes, (jsize)i, m->arg_cls[i]->cls);
+        if (m->kind == MEMBER_CTOR)
+            member = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge,
+                                                    p4j_jc.Bridge_findConstructor, pc->cls,
+                                                    jkeys, classes);
+        else
+            member = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge, p4j_jc.Bridge_findMethod,
+                                                    pc->cls, jname, jkeys, classes,
+                                                    (jboolean)(m->kind == MEMBER_STATIC));
+        if (p4j_jvm_capture_exception(env, err) != P4J_OK)
+            goto done;
+        sig = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge, p4j_jc.Bridge_jniSignature,
+                                             member);
+        if (p4j_jvm_capture_exception(env, err) != P4J_OK)
+            goto done;
+        m->mid = (*env)->FromReflectedMethod(env, member);
+        jint mods = (*env)->CallIntMethod(env, member, p4j_jc.Executable_getModifiers);
+        if (p4j_jvm_capture_exception(env, err) != P4J_OK)
+            goto done;
+        m->callstatic = (mods & 0x0008) != 0; /* java.lang.reflect.Modifier.STATIC */
+    }
+    csig = p4j_jstring_utf8(env, sig);
+    if (!csig) {
+        p4j_error_set(err, P4J_ERR_MEMORY, "out of memory");
+        goto done;
+    }
+    plan_conversions(m, csig);
+    st = P4J_OK;
+done:
+    free(csig);
+    (*env)->PopLocalFrame(env, NULL);
+    return st;
+}
+
+p4j_member *p4j_member_find(JNIEnv *env, p4j_class *pc, p4j_member_kind kind,
+                            const char *name, size_t name_len, const p4j_value *args,
+                            size_t nargs, p4j_error *err)
+{
+    if (nargs > P4J_MAX_ARGS) {
+        p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: at most %d arguments per call (got %zu)",
+                      P4J_MAX_ARGS, nargs);
+        return NULL;
+    }
+    char keys[P4J_MAX_ARGS];
+    p4j_class *arg_cls[P4J_MAX_ARGS];
+    for (size_t i = 0; i < nargs; i++) {
+        keys[i] = p4j_arg_key(&args[i]);
+        arg_cls[i] = NULL;
+        if (keys[i] == 'r') {
+            p4j_ref *ref = (p4j_ref *)&args[i].ref; /* the cls slot is a cache */
+            if (!ref->cls && !(ref->cls = p4j_class_of(env, (jobject)ref->handle, err)))
+                return NULL;
+            arg_cls[i] = ref->cls;
+        } else if (keys[i] == 'f') {
+            arg_cls[i] = args[i].ref.cls; /* the proxy's class, set by the callback layer */
+        }
+    }
+    uint64_t h = key_hash(kind, name, name_len, keys, arg_cls, nargs);
+    p4j_member *m = bucket_find(pc, h, kind, name, name_len, keys, arg_cls, nargs);
+    if (__builtin_expect(m != NULL, 1))
+        return m;
+
+    m = calloc(1, sizeof *m);
+    char *copy = malloc(name_len + 1);
+    if (!m || !copy) {
+        free(m);
+        free(copy);
+        p4j_error_set(err, P4J_ERR_MEMORY, "out of memory");
+        return NULL;
+    }
+    memcpy(copy, name, name_len);
+    copy[name_len] = '\0';
+    m->hash = h;
+    m->kind = kind;
+    m->name = copy;
+    m->name_len = name_len;
+    m->nargs = (uint8_t)nargs;
+    memcpy(m->keys, keys, nargs);
+    memcpy(m->arg_cls, arg_cls, nargs * sizeof *arg_cls);
+    if (resolve_member(env, pc, m, err) != P4J_OK) {
+        free(copy);
+        free(m);
+        return NULL;
+    }
+    pthread_mutex_lock(&pc->lock);
+    p4j_member *raced = bucket_find(pc, h, kind, name, name_len, keys, arg_cls, nargs);
+    if (raced) {
+        free(copy);
+        free(m);
+        m = raced;
+    } else {
+        m->next = pc->buckets[h % P4J_CLASS_BUCKETS];
+        __atomic_store_n(&pc->buckets[h % P4J_CLASS_BUCKETS], m, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&pc->lock);
+    return m;
+}

@@ -1,0 +1,176 @@
+/* jni/jstrings.c - see jstrings.h. */
+#include "jstrings.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "jvm.h"
+
+#define STACK_UNITS 256
+
+/* Decodes UTF-8 into UTF-16 `dst` (capacity >= len units). Returns the unit count,
+ * or -1 on malformed input. */
+static long utf8_to_utf16(const unsigned char *s, size_t len, jchar *dst)
+{
+    size_t i = 0, n = 0;
+    while (i < len) {
+        unsigned c = s[i];
+        uint32_t cp;
+        size_t extra;
+        if (c < 0x80) { dst[n++] = (jchar)c; i++; continue; }
+        if ((c & 0xE0) == 0xC0) { cp = c & 0x1F; extra = 1; }
+        else if ((c & 0xF0) == 0xE0) { cp = c & 0x0F; extra = 2; }
+        else if ((c & 0xF8) == 0xF0) { cp = c & 0x07; extra = 3; }
+        else return -1;
+        if (i + extra >= len)
+            return -1; /* truncated sequence */
+        for (size_t k = 1; k <= extra; k++) {
+            if ((s[i + k] & 0xC0) != 0x80)
+                return -1;
+            cp = (cp << 6) | (s[i + k] & 0x3F);
+        }
+        i += extra + 1;
+        if (cp >= 0xD800 && cp <= 0xDFFF)
+            return -1;
+        if (cp >= 0x10000) {
+            if (cp > 0x10FFFF)
+                return -1;
+            cp -= 0x10000;
+            dst[n++] = (jchar)(0xD800 | (cp >> 10));
+            dst[n++] = (jchar)(0xDC00 | (cp & 0x3FF));
+        } else {
+            dst[n++] = (jchar)cp;
+        }
+    }
+    return (long)n;
+}
+
+jstring p4j_jstring_new(JNIEnv *env, const p4j_str *s, p4j_error *err)
+{
+    if (s->enc == P4J_ENC_UTF16) {
+        jstring out = (*env)->NewString(env, (const jchar *)s->data, (jsize)s->len);
+        if (!out)
+            p4j_jvm_capture_exception(env, err);
+        return out;
+    }
+    jchar stack[STACK_UNITS];
+    jchar *buf = stack;
+    jsize n = 0;
+    jstring out = NULL;
+    size_t cap = s->enc == P4J_ENC_UCS4 ? 2 * s->len : s->len; /* upper bound in units */
+    if (cap > STACK_UNITS && !(buf = malloc(cap * sizeof(jchar)))) {
+        p4j_error_set(err, P4J_ERR_MEMORY, "out of memory converting a string");
+        return NULL;
+    }
+    switch (s->enc) {
+    case P4J_ENC_LATIN1: {
+        const unsigned char *p = s->data;
+        for (size_t i = 0; i < s->len; i++)
+            buf[i] = p[i];
+        n = (jsize)s->len;
+        break;
+    }
+    case P4J_ENC_UCS4: {
+        const uint32_t *p = s->data;
+        for (size_t i = 0; i < s->len; i++) {
+            uint32_t cp = p[i];
+            if (cp >= 0x10000) {
+                cp -= 0x10000;
+                buf[n++] = (jchar)(0xD800 | (cp >> 10));
+                buf[n++] = (jchar)(0xDC00 | (cp & 0x3FF));
+            } else {
+                buf[n++] = (jchar)cp;
+            }
+        }
+        break;
+    }
+    case P4J_ENC_UTF8: {
+        long got = utf8_to_utf16(s->data, s->len, buf);
+        if (got < 0) {
+            p4j_error_set(err, P4J_ERR_BRIDGE, "string is not valid UTF-8");
+            goto done;
+        }
+        n = (jsize)got;
+        break;
+    }
+    default:
+        p4j_error_set(err, P4J_ERR_BRIDGE, "unknown string encoding %d", (int)s->enc);
+        goto done;
+    }
+    out = (*env)->NewString(env, buf, n);
+    if (!out)
+        p4j_jvm_capture_exception(env, err);
+done:
+    if (buf != stack)
+        free(buf);
+    return out;
+}
+
+p4j_status p4j_jstring_read(JNIEnv *env, jstring str, p4j_kind kind, p4j_value *out,
+                            p4j_error *err)
+{
+    jsize len = (*env)->GetStringLength(env, str);
+    jchar *dst = (jchar *)out->inl;
+    out->owned = NULL;
+    if ((size_t)len * sizeof(jchar) > sizeof out->inl) {
+        dst = malloc((size_t)len * sizeof(jchar));
+        if (!dst)
+            return p4j_error_set(err, P4J_ERR_MEMORY, "out of memory reading a string");
+        out->owned = dst;
+    }
+    (*env)->GetStringRegion(env, str, 0, len, dst);
+    out->kind = kind;
+    out->u.s.data = dst;
+    out->u.s.len = (size_t)len;
+    out->u.s.enc = P4J_ENC_UTF16;
+    return P4J_OK;
+}
+
+char *p4j_jstring_utf8(JNIEnv *env, jstring str)
+{
+    if (!str)
+        return NULL;
+    jsize len = (*env)->GetStringLength(env, str);
+    jchar stack[STACK_UNITS];
+    jchar *u = len <= STACK_UNITS ? stack : malloc((size_t)len * sizeof(jchar));
+    char *out = u ? malloc((size_t)len * 3 + 1) : NULL;
+    if (!out)
+        goto done;
+    (*env)->GetStringRegion(env, str, 0, len, u);
+    size_t n = 0;
+    for (jsize i = 0; i < len; i++) {
+        uint32_t cp = u[i];
+        if (cp >= 0xD800 && cp <= 0xDBFF && i + 1 < len && u[i + 1] >= 0xDC00 &&
+            u[i + 1] <= 0xDFFF) {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (u[++i] - 0xDC00u);
+        } else if (cp >= 0xD800 && cp <= 0xDFFF) {
+            cp = 0xFFFD; /* a lone surrogate cannot be UTF-8 */
+        }
+        if (cp < 0x80) {
+            out[n++] = (char)cp;
+        } else if (cp < 0x800) {
+            out[n++] = (char)(0xC0 | (cp >> 6));
+            out[n++] = (char)(0x80 | (cp & 0x3F));
+        } else if (cp < 0x10000) {
+            out[n++] = (char)(0xE0 | (cp >> 12));
+            out[n++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+            out[n++] = (char)(0x80 | (cp & 0x3F));
+        } else {
+            out[n++] = (char)(0xF0 | (cp >> 18));
+            out[n++] = (char)(0x80 | ((cp >> 12) & 0x3F));
+            out[n++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+            out[n++] = (char)(0x80 | (cp & 0x3F));
+        }
+    }
+    out[n] = '\0';
+done:
+    if (u != stack)
+        free(u);
+    return out;
+}
+
+jstring p4j_jstring_from_utf8(JNIEnv *env, const char *s, p4j_error *err)
+{
+    p4j_str str = {.data = s, .len = strlen(s), .enc = P4J_ENC_UTF8};
+    return p4j_jstring_new(env, &str, err);
+}

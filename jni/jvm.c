@@ -1,0 +1,299 @@
+/* jni/jvm.c - creating the one JVM, attaching threads, capturing exceptions. */
+#include "jvm.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jvm_classes.h"
+
+typedef jint (*create_vm_fn)(JavaVM **, void **, void *);
+typedef jint (*created_vms_fn)(JavaVM **, jsize, jsize *);
+
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+static JavaVM *the_vm;
+static volatile int vm_ready;      /* set (release) once classes are resolved */
+static volatile int forked_child;  /* set in a fork() child: the JVM there is dead */
+static char libjvm_path[PATH_MAX];
+static char *started_classpath;    /* -Djava.class.path the JVM was created with */
+static pthread_key_t detach_key;
+static long global_count;
+
+static __thread JNIEnv *tls_env;
+
+static void on_fork_child(void) { forked_child = 1; tls_env = NULL; }
+
+/* Thread-exit destructor: detach threads we attached. */
+static void detach_thread(void *unused)
+{
+    (void)unused;
+    if (the_vm && !forked_child)
+        (*the_vm)->DetachCurrentThread(the_vm);
+}
+
+bool p4j_jvm_started(void) { return __atomic_load_n(&vm_ready, __ATOMIC_ACQUIRE) != 0; }
+
+const char *p4j_jvm_libjvm_path(void) { return libjvm_path; }
+
+long p4j_jvm_global_count(void) { return __atomic_load_n(&global_count, __ATOMIC_RELAXED); }
+
+jobject p4j_jvm_global_new(JNIEnv *env, jobject obj)
+{
+    if (!obj)
+        return NULL;
+    jobject g = (*env)->NewGlobalRef(env, obj);
+    if (g)
+        __atomic_add_fetch(&global_count, 1, __ATOMIC_RELAXED);
+    return g;
+}
+
+void p4j_jvm_global_delete(JNIEnv *env, jobject obj)
+{
+    if (!obj)
+        return;
+    (*env)->DeleteGlobalRef(env, obj);
+    __atomic_sub_fetch(&global_count, 1, __ATOMIC_RELAXED);
+}
+
+static bool try_path(const char *path, char *out, size_t cap, size_t *used)
+{
+    if (access(path, R_OK) == 0) {
+        snprintf(out, cap, "%s", path);
+        return true;
+    }
+    int n = snprintf(out + *used, cap - *used, "%s%s", *used ? ", " : "", path);
+    if (n > 0 && (size_t)n < cap - *used)
+        *used += (size_t)n;
+    return false;
+}
+
+/* Tries <home>/lib/server/libjvm.so and the JDK 8 layout under jre/. */
+static bool try_home(const char *home, char *out, size_t cap, size_t *used)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/lib/server/libjvm.so", home);
+    if (try_path(path, out, cap, used))
+        return true;
+    snprintf(path, sizeof path, "%s/jre/lib/amd64/server/libjvm.so", home);
+    return try_path(path, out, cap, used);
+}
+
+static bool java_home_from_path(char *home, size_t cap)
+{
+    const char *path = getenv("PATH");
+    if (!path)
+        return false;
+    char *copy = strdup(path), *save = NULL;
+    bool found = false;
+    for (char *dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
+        char cand[PATH_MAX], real[PATH_MAX];
+        snprintf(cand, sizeof cand, "%s/java", dir);
+        if (access(cand, X_OK) != 0 || !realpath(cand, real))
+            continue;
+        char *slash = strrchr(real, '/'); /* .../bin/java -> ... */
+        if (slash) *slash = '\0';
+        slash = strrchr(real, '/');
+        if (slash) *slash = '\0';
+        snprintf(home, cap, "%s", real);
+        found = true;
+    }
+    free(copy);
+    return found;
+}
+
+bool p4j_jvm_find_libjvm(const char *explicit_path, char *out, size_t cap)
+{
+    char tried[2048] = "";
+    size_t used = 0;
+    if (explicit_path && *explicit_path) {
+        if (try_path(explicit_path, out, cap, &(size_t){0}))
+            return true;
+        return snprintf(out, cap, "libjvm not found at the given path %s", explicit_path), false;
+    }
+    const char *jh = getenv("JAVA_HOME");
+    if (jh && *jh && try_home(jh, out, cap, &used))
+        return true;
+    char home[PATH_MAX];
+    if (java_home_from_path(home, sizeof home) && try_home(home, out, cap, &used))
+        return true;
+    /* `out` accumulated the tried paths while searching; rebuild the message. */
+    snprintf(tried, sizeof tried, "%s", used ? out : "(no JAVA_HOME, no java on PATH)");
+    snprintf(out, cap, "libjvm.so not found; tried: %s. Set JAVA_HOME or pass libjvm=.",
+             tried);
+    return false;
+}
+
+static char *join_classpath(const p4j_jvm_options *o)
+{
+    char *cp = NULL;
+    if (o->classpath && *o->classpath) {
+        if (asprintf(&cp, "-Djava.class.path=%s:%s", o->helper_jar, o->classpath) < 0)
+            cp = NULL;
+    } else if (asprintf(&cp, "-Djava.class.path=%s", o->helper_jar) < 0) {
+        cp = NULL;
+    }
+    return cp;
+}
+
+static p4j_status create_vm(const p4j_jvm_options *o, char *cp, p4j_error *err)
+{
+    char found[PATH_MAX + 2048];
+    if (!p4j_jvm_find_libjvm(o->libjvm_path, found, sizeof found))
+        return p4j_error_set(err, P4J_ERR_BRIDGE, "%s", found);
+    void *lib = dlopen(found, RTLD_NOW | RTLD_GLOBAL);
+    if (!lib)
+        return p4j_error_set(err, P4J_ERR_BRIDGE, "cannot load %s: %s", found, dlerror());
+    create_vm_fn create = (create_vm_fn)dlsym(lib, "JNI_CreateJavaVM");
+    created_vms_fn created = (created_vms_fn)dlsym(lib, "JNI_GetCreatedJavaVMs");
+    if (!create || !created)
+        return p4j_error_set(err, P4J_ERR_BRIDGE, "%s lacks JNI_CreateJavaVM", found);
+    size_t plen = strnlen(found, sizeof libjvm_path - 1);
+    memcpy(libjvm_path, found, plen);
+    libjvm_path[plen] = '\0';
+
+    JNIEnv *env = NULL;
+    jsize nvms = 0;
+    if (created(&the_vm, 1, &nvms) == JNI_OK && nvms > 0) {
+        /* Another library started a JVM in this process: share it. */
+        if ((*the_vm)->AttachCurrentThreadAsDaemon(the_vm, (void **)&env, NULL) != JNI_OK)
+            return p4j_error_set(err, P4J_ERR_BRIDGE, "cannot attach to the existing JVM");
+    } else {
+        size_t n = 0, cap = o->noptions + 4;
+        JavaVMOption *opts = calloc(cap, sizeof *opts);
+        if (!opts)
+            return p4j_error_set(err, P4J_ERR_MEMORY, "out of memory");
+        opts[n++].optionString = cp;
+        if (!o->keep_signals)
+            opts[n++].optionString = "-Xrs";
+        if (o->check_jni)
+            opts[n++].optionString = "-Xcheck:jni";
+        for (size_t i = 0; i < o->noptions; i++)
+            opts[n++].optionString = (char *)o->options[i];
+        JavaVMInitArgs args = {.version = JNI_VERSION_1_8, .nOptions = (jint)n,
+                               .options = opts, .ignoreUnrecognized = JNI_FALSE};
+        jint rc = create(&the_vm, (void **)&env, &args);
+        free(opts);
+        if (rc != JNI_OK) {
+            the_vm = NULL;
+            return p4j_error_set(err, P4J_ERR_BRIDGE,
+                                 "JNI_CreateJavaVM failed (code %d): check the JVM options",
+                                 (int)rc);
+        }
+    }
+    tls_env = env;
+    if (p4j_classes_init(env, err) != P4J_OK)
+        return P4J_ERROR;
+    pthread_key_create(&detach_key, detach_thread);
+    pthread_atfork(NULL, NULL, on_fork_child);
+    return P4J_OK;
+}
+
+p4j_status p4j_jvm_start(const p4j_jvm_options *o, p4j_error *err)
+{
+    if (!o->helper_jar || !*o->helper_jar)
+        return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: the helper jar path is required");
+    char *cp = join_classpath(o);
+    if (!cp)
+        return p4j_error_set(err, P4J_ERR_MEMORY, "out of memory");
+    p4j_status st = P4J_OK;
+    pthread_mutex_lock(&start_lock);
+    if (forked_child) {
+        st = p4j_error_set(err, P4J_ERR_BRIDGE,
+                           "py4jni: this process was forked after the JVM started; the JVM "
+                           "cannot run in a fork child (use multiprocessing's 'spawn')");
+    } else if (vm_ready) {
+        if (strcmp(cp, started_classpath) != 0)
+            st = p4j_error_set(err, P4J_ERR_BRIDGE,
+                               "py4jni: the JVM of this process is already running with "
+                               "%s; a process holds one JVM, so a second gateway must use "
+                               "the same classpath", started_classpath);
+        free(cp);
+    } else if ((st = create_vm(o, cp, err)) == P4J_OK) {
+        started_classpath = cp;
+        __atomic_store_n(&vm_ready, 1, __ATOMIC_RELEASE);
+    } else {
+        free(cp);
+    }
+    pthread_mutex_unlock(&start_lock);
+    return st;
+}
+
+JNIEnv *p4j_jvm_env(p4j_error *err)
+{
+    JNIEnv *env = tls_env;
+    if (__builtin_expect(env != NULL, 1))
+        return env;
+    if (forked_child) {
+        p4j_error_set(err, P4J_ERR_BRIDGE,
+                      "py4jni: this process was forked after the JVM started; the JVM "
+                      "cannot run in a fork child (use multiprocessing's 'spawn')");
+        return NULL;
+    }
+    if (!p4j_jvm_started()) {
+        p4j_error_set(err, P4J_ERR_CLOSED, "py4jni: no JVM is running in this process");
+        return NULL;
+    }
+    if ((*the_vm)->AttachCurrentThreadAsDaemon(the_vm, (void **)&env, NULL) != JNI_OK) {
+        p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: cannot attach this thread to the JVM");
+        return NULL;
+    }
+    tls_env = env;
+    pthread_setspecific(detach_key, (void *)1); /* arms detach_thread at thread exit */
+    return env;
+}
+
+/* Returns a malloc'd UTF-8 copy of a Java string (NULL for a NULL string). */
+static char *utf8_of(JNIEnv *env, jstring s)
+{
+    if (!s)
+        return NULL;
+    /* Modified UTF-8 differs from UTF-8 only for NUL and supplementary characters;
+     * messages are for humans, and the throwable itself stays available. */
+    const char *chars = (*env)->GetStringUTFChars(env, s, NULL);
+    char *copy = chars ? strdup(chars) : NULL;
+    if (chars)
+        (*env)->ReleaseStringUTFChars(env, s, chars);
+    return copy;
+}
+
+p4j_status p4j_jvm_capture_exception(JNIEnv *env, p4j_error *err)
+{
+    jthrowable t = (*env)->ExceptionOccurred(env);
+    if (!t)
+        return P4J_OK;
+    (*env)->ExceptionClear(env);
+    bool bridge = (*env)->IsInstanceOf(env, t, p4j_jc.BridgeException);
+    jstring msg = (*env)->CallObjectMethod(env, t, bridge ? p4j_jc.Throwable_getMessage
+                                                          : p4j_jc.Object_toString);
+    if ((*env)->ExceptionCheck(env)) {
+        (*env)->ExceptionClear(env);
+        msg = NULL;
+    }
+    char *text = utf8_of(env, msg);
+    if (msg)
+        (*env)->DeleteLocalRef(env, msg);
+    p4j_error_set(err, bridge ? P4J_ERR_BRIDGE : P4J_ERR_JAVA, "%s",
+                  text ? text : "(no message)");
+    free(text);
+    if (!bridge) {
+        jclass cls = (*env)->GetObjectClass(env, t);
+        jstring name = (*env)->CallObjectMethod(env, cls, p4j_jc.Class_getName);
+        if ((*env)->ExceptionCheck(env)) {
+            (*env)->ExceptionClear(env);
+            name = NULL;
+        }
+        free(err->java_class);
+        err->java_class = utf8_of(env, name);
+        if (name)
+            (*env)->DeleteLocalRef(env, name);
+        (*env)->DeleteLocalRef(env, cls);
+        err->throwable.handle = p4j_jvm_global_new(env, t);
+        err->throwable.cls = NULL;
+    }
+    (*env)->DeleteLocalRef(env, t);
+    return P4J_ERROR;
+}

@@ -1,0 +1,61 @@
+/* jni/jvm.h - the one embedded JVM of this process.
+ *
+ * libjvm is loaded with dlopen (never linked). The JVM is created once per process and
+ * never destroyed (DestroyJavaVM waits for non-daemon threads and cannot be undone); it
+ * ends with the process. Threads attach as daemons on first use and detach when they
+ * exit. Nothing here knows of Python.
+ */
+#ifndef P4J_JVM_H
+#define P4J_JVM_H
+
+#include <jni.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "client.h"
+
+typedef struct p4j_jvm_options {
+    const char *libjvm_path;      /* explicit libjvm.so, or NULL to search       */
+    const char *helper_jar;       /* py4jni-helper.jar (required)                */
+    const char *classpath;        /* user classpath, ':'-separated, or NULL      */
+    const char *const *options;   /* extra JVM options ("-Xmx1g"), or NULL       */
+    size_t noptions;
+    bool check_jni;               /* add -Xcheck:jni                             */
+    bool keep_signals;            /* false (default): pass -Xrs so Ctrl-C reaches Python */
+} p4j_jvm_options;
+
+/* Creates the JVM with `opts`, or checks that the running one is compatible (same
+ * helper jar and classpath). Thread-safe; returns P4J_OK once the JVM is usable. */
+p4j_status p4j_jvm_start(const p4j_jvm_options *opts, p4j_error *err);
+
+/* Returns true once p4j_jvm_start has succeeded in this process. */
+bool p4j_jvm_started(void);
+
+/* Returns the calling thread's JNIEnv, attaching it as a daemon thread on first use.
+ * Returns NULL with `err` set when there is no JVM, attaching failed, or this process
+ * is a fork() child of the one that started the JVM. */
+JNIEnv *p4j_jvm_env(p4j_error *err);
+
+/* Returns the path of the libjvm that was loaded ("" before start). */
+const char *p4j_jvm_libjvm_path(void);
+
+/* Searches for libjvm.so: `explicit_path`, then $JAVA_HOME, then the `java` on PATH.
+ * Writes the found path into `out` (size `cap`) and returns true; on failure writes
+ * the list of tried places into `out` and returns false. */
+bool p4j_jvm_find_libjvm(const char *explicit_path, char *out, size_t cap);
+
+/* Captures the pending Java exception into `err` (clearing it in the JVM).
+ * org.py4jni.BridgeException becomes P4J_ERR_BRIDGE, anything else P4J_ERR_JAVA.
+ * Returns P4J_ERROR; returns P4J_OK when no exception was pending. */
+p4j_status p4j_jvm_capture_exception(JNIEnv *env, p4j_error *err);
+
+/* Number of live JNI global references created through p4j_jvm_global_new. */
+long p4j_jvm_global_count(void);
+
+/* NewGlobalRef that counts (see p4j_jvm_global_count). Returns NULL for a NULL obj. */
+jobject p4j_jvm_global_new(JNIEnv *env, jobject obj);
+
+/* DeleteGlobalRef that counts. Safe for NULL. */
+void p4j_jvm_global_delete(JNIEnv *env, jobject obj);
+
+#endif /* P4J_JVM_H */

@@ -1,0 +1,26 @@
+"""py4jni: py4j's Python API with the JVM embedded in this process.
+
+``from py4jni import JavaGateway; gw = JavaGateway()`` starts (or joins) the process's
+JVM; ``gw.jvm.java.lang.System.currentTimeMillis()`` is then one JNI call.
+"""
+from __future__ import annotations
+
+from . import _py4jni
+from .java_gateway import (CallbackServerParameters, GatewayParameters, JavaClass,
+                           JavaGateway, JavaMember, JavaObject, JavaPackage, JVMView,
+                           get_field, get_java_class, get_method, helper_jar_path,
+                           is_instance_of, java_import, remove_imports, set_field)
+from .protocol import (Py4JAuthenticationError, Py4JError, Py4JJavaError,
+                       Py4JNetworkError)
+
+__version__ = "0.1.0"
+
+_py4jni._register(Py4JError, Py4JJavaError, Py4JNetworkError, Py4JAuthenticationError)
+
+__all__ = [
+    "JavaGateway", "GatewayParameters", "CallbackServerParameters", "JVMView",
+    "JavaPackage", "JavaClass", "JavaObject", "JavaMember", "java_import",
+    "remove_imports", "get_field", "set_field", "get_method", "is_instance_of",
+    "get_java_class", "helper_jar_path", "Py4JError", "Py4JJavaError",
+    "Py4JNetworkError", "Py4JAuthenticationError",
+]

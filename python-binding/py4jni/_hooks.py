@@ -1,0 +1,50 @@
+"""Extension points between the gateway core and the layers above it.
+
+The gateway calls these functions; the collections layer (argument conversion,
+arrays) and the callback layer (Python proxies) fill them in. Each function here is
+the single place the core asks.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .protocol import Py4JError
+
+# Converters tried in order for Python arguments the C core does not convert itself.
+# Each takes (gateway, obj) and returns a JavaObject, or NotImplemented to pass.
+ARG_CONVERTERS: list[Callable[[Any, Any], Any]] = []
+
+
+def make_converter(gateway: Any) -> Callable[[Any], Any]:
+    """The client's converter: tries ARG_CONVERTERS, else raises a clear Py4JError."""
+    import weakref
+
+    gw_ref = weakref.ref(gateway)
+
+    def convert(obj: Any) -> Any:
+        gw = gw_ref()
+        if gw is not None:
+            for conv in ARG_CONVERTERS:
+                result = conv(gw, obj)
+                if result is not NotImplemented:
+                    return result
+        raise Py4JError(
+            f"py4jni: cannot pass a Python {type(obj).__name__} to Java (use a "
+            "JavaObject, None, bool, int, float, str, bytes, bytearray or Decimal; "
+            "collections need auto_convert=True or a converter)")
+
+    return convert
+
+
+def new_array(gateway: Any, java_class: Any, *dimensions: int) -> Any:
+    """Creates a Java array; provided by the collections layer."""
+    raise Py4JError("py4jni: new_array is not available in this build")
+
+
+def start_callback_server(gateway: Any, params: Any) -> bool:
+    """In-process callbacks need no server; the callback layer may replace this."""
+    return True
+
+
+def before_shutdown(gateway: Any) -> None:
+    """Called by JavaGateway.shutdown before the client closes."""

@@ -1,0 +1,371 @@
+/* python-binding/src/convert.c - Python objects <-> p4j_value (section 2 of the
+ * semantics page). Strings pass in the form CPython holds them; bytes by pointer. */
+#include <string.h>
+
+#include "binding.h"
+#include "inproc.h"
+
+p4j_registry p4j_reg;
+
+static PyObject *decimal_type(void)
+{
+    if (!p4j_reg.Decimal) {
+        PyObject *mod = PyImport_ImportModule("decimal");
+        if (!mod)
+            return NULL;
+        p4j_reg.Decimal = PyObject_GetAttrString(mod, "Decimal");
+        Py_DECREF(mod);
+    }
+    return p4j_reg.Decimal;
+}
+
+/* Raises UnicodeEncodeError at the first lone surrogate of `o`, returns -1; else 0. */
+static int check_surrogates(PyObject *o)
+{
+    int kind = PyUnicode_KIND(o);
+    const void *data = PyUnicode_DATA(o);
+    Py_ssize_t len = PyUnicode_GET_LENGTH(o);
+    for (Py_ssize_t i = 0; i < len; i++) {
+        Py_UCS4 ch = kind == PyUnicode_2BYTE_KIND ? ((const Py_UCS2 *)data)[i]
+                                                  : ((const Py_UCS4 *)data)[i];
+        if (ch >= 0xD800 && ch <= 0xDFFF) {
+            PyObject *exc = PyObject_CallFunction(
+                PyExc_UnicodeEncodeError, "sOnns", "utf-16", o, i, i + 1,
+                "lone surrogate: a Java String cannot carry it faithfully");
+            if (exc) {
+                PyErr_SetObject(PyExc_UnicodeEncodeError, exc);
+                Py_DECREF(exc);
+            }
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int str_value(PyObject *o, p4j_value *v)
+{
+    int kind = PyUnicode_KIND(o);
+    if (kind != PyUnicode_1BYTE_KIND && check_surrogates(o) < 0)
+        return -1;
+    v->kind = P4J_STRING;
+    v->u.s.data = PyUnicode_DATA(o);
+    v->u.s.len = (size_t)PyUnicode_GET_LENGTH(o);
+    v->u.s.enc = kind == PyUnicode_1BYTE_KIND ? P4J_ENC_LATIN1
+                 : kind == PyUnicode_2BYTE_KIND ? P4J_ENC_UTF16 : P4J_ENC_UCS4;
+    return 0;
+}
+
+static int keep_temp(p4j_argpack *pack, PyObject *o)
+{
+    if (!pack->temps && !(pack->temps = PyList_New(0)))
+        return -1;
+    return PyList_Append(pack->temps, o);
+}
+
+int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *pack,
+                      Py_ssize_t index)
+{
+    v->owned = NULL;
+    v->ref.handle = v->ref.cls = NULL;
+    if (P4J_IS_JAVAOBJECT(o)) {
+        JavaObject *jo = (JavaObject *)o;
+        if (!jo->ref.handle) {
+            PyErr_SetString(p4j_reg.Py4JError, "py4jni: this Java object was detached");
+            return -1;
+        }
+        v->kind = P4J_REF;
+        v->ref = jo->ref;
+        if (!jo->ref.cls && index < P4J_ARGS_STACK)
+            pack->owners[index] = jo; /* borrowed: the caller's args keep it alive */
+        return 0;
+    }
+    if (o == Py_None) {
+        v->kind = P4J_NULL;
+        return 0;
+    }
+    if (PyBool_Check(o)) {
+        v->kind = P4J_BOOL;
+        v->u.b = o == Py_True;
+        return 0;
+    }
+    if (PyLong_Check(o)) {
+        int overflow = 0;
+        long long x = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow) {
+            PyErr_Format(p4j_reg.Py4JError,
+                         "py4jni: int %R does not fit a Java long (64 bits)", o);
+            return -1;
+        }
+        if (x == -1 && PyErr_Occurred())
+            return -1;
+        if (x >= INT32_MIN && x <= INT32_MAX) {
+            v->kind = P4J_INT;
+            v->u.i = (int32_t)x;
+        } else {
+            v->kind = P4J_LONG;
+            v->u.l = x;
+        }
+        return 0;
+    }
+    if (PyFloat_Check(o)) {
+        v->kind = P4J_DOUBLE;
+        v->u.d = PyFloat_AS_DOUBLE(o);
+        return 0;
+    }
+    if (PyUnicode_Check(o))
+        return str_value(o, v);
+    if (PyBytes_Check(o)) {
+        v->kind = P4J_BYTES;
+        v->u.bytes.data = (const uint8_t *)PyBytes_AS_STRING(o);
+        v->u.bytes.len = (size_t)PyBytes_GET_SIZE(o);
+        return 0;
+    }
+    if (PyByteArray_Check(o)) { /* export: the array cannot resize while Java reads it */
+        if (PyObject_GetBuffer(o, &pack->bufs[index], PyBUF_SIMPLE) < 0)
+            return -1;
+        pack->has_buf[index] = 1;
+        v->kind = P4J_BYTES;
+        v->u.bytes.data = pack->bufs[index].buf;
+        v->u.bytes.len = (size_t)pack->bufs[index].len;
+        return 0;
+    }
+    if (P4J_IS_JAVACLASS(o)) { /* a JavaClass passes as its java.lang.Class */
+        v->kind = P4J_REF;
+        v->ref = ((JavaClassObject *)o)->ref;
+        return 0;
+    }
+    PyObject *dec = decimal_type();
+    if (!dec)
+        return -1;
+    if (PyObject_TypeCheck(o, (PyTypeObject *)dec)) {
+        PyObject *text = PyObject_Str(o);
+        if (!text || keep_temp(pack, text) < 0) {
+            Py_XDECREF(text);
+            return -1;
+        }
+        Py_DECREF(text); /* the temps list keeps it */
+        Py_ssize_t len;
+        const char *utf8 = PyUnicode_AsUTF8AndSize(text, &len);
+        if (!utf8)
+            return -1;
+        v->kind = P4J_DECIMAL;
+        v->u.s.data = utf8;
+        v->u.s.len = (size_t)len;
+        v->u.s.enc = P4J_ENC_UTF8;
+        return 0;
+    }
+    if (cl->converter && cl->converter != Py_None) { /* auto_convert, callbacks */
+        PyObject *conv = PyObject_CallOneArg(cl->converter, o);
+        if (!conv)
+            return -1;
+        if (keep_temp(pack, conv) < 0) {
+            Py_DECREF(conv);
+            return -1;
+        }
+        Py_DECREF(conv);
+        if (P4J_IS_JAVAOBJECT(conv) || P4J_IS_JAVACLASS(conv) || PyUnicode_Check(conv))
+            return p4j_value_from_py(cl, conv, v, pack, P4J_ARGS_STACK /* no cache */);
+        PyErr_Format(PyExc_TypeError, "py4jni: converter returned %.100s for %.100s",
+                     Py_TYPE(conv)->tp_name, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    PyErr_Format(p4j_reg.Py4JError,
+                 "py4jni: cannot pass a Python %.100s to Java (use a JavaObject, None, "
+                 "bool, int, float, str, bytes, bytearray or Decimal; lists need "
+                 "auto_convert=True or ListConverter)", Py_TYPE(o)->tp_name);
+    return -1;
+}
+
+int p4j_args_from_py(ClientObject *cl, PyObject *const *args, Py_ssize_t n, p4j_argpack *pack)
+{
+    pack->n = 0;
+    pack->temps = NULL;
+    pack->bufs = NULL;
+    pack->has_buf = NULL;
+    memset(pack->owners, 0, sizeof pack->owners);
+    pack->vals = n <= P4J_ARGS_STACK ? pack->stack_vals : PyMem_Malloc(sizeof(p4j_value) * (size_t)n);
+    /* Buffers and flags are only needed when an argument is a bytearray. */
+    if (!pack->vals)
+        return PyErr_NoMemory(), -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o = args[i];
+        if (PyByteArray_Check(o) && !pack->bufs) {
+            pack->bufs = PyMem_Calloc((size_t)n, sizeof(Py_buffer));
+            pack->has_buf = PyMem_Calloc((size_t)n, 1);
+            if (!pack->bufs || !pack->has_buf) {
+                pack->n = i;
+                p4j_args_release(pack);
+                PyErr_NoMemory();
+                return -1;
+            }
+        }
+        if (p4j_value_from_py(cl, o, &pack->vals[i], pack, i) < 0) {
+            pack->n = i;
+            p4j_args_release(pack);
+            return -1;
+        }
+    }
+    pack->n = n;
+    return 0;
+}
+
+void p4j_args_release(p4j_argpack *pack)
+{
+    for (Py_ssize_t i = 0; i < pack->n && i < P4J_ARGS_STACK; i++)
+        if (pack->owners[i] && !pack->owners[i]->ref.cls)
+            pack->owners[i]->ref.cls = pack->vals[i].ref.cls; /* keep the class lookup */
+    if (pack->has_buf) {
+        for (Py_ssize_t i = 0; i < pack->n; i++)
+            if (pack->has_buf[i])
+                PyBuffer_Release(&pack->bufs[i]);
+    }
+    PyMem_Free(pack->bufs);
+    PyMem_Free(pack->has_buf);
+    Py_CLEAR(pack->temps);
+    if (pack->vals != pack->stack_vals)
+        PyMem_Free(pack->vals);
+    pack->vals = NULL;
+}
+
+/* Decodes a string value into a Python str. */
+static PyObject *str_from_value(const p4j_value *v)
+{
+    const p4j_str *s = &v->u.s;
+    switch (s->enc) {
+    case P4J_ENC_UTF16: {
+        const Py_UCS2 *u = s->data;
+        for (size_t i = 0; i < s->len; i++)
+            if (u[i] >= 0xD800 && u[i] <= 0xDFFF) { /* pairs (and lone ones) kept exact */
+                int order = -1;
+                return PyUnicode_DecodeUTF16(s->data, (Py_ssize_t)(s->len * 2), "surrogatepass",
+                                             &order);
+            }
+        return PyUnicode_FromKindAndData(PyUnicode_2BYTE_KIND, s->data, (Py_ssize_t)s->len);
+    }
+    case P4J_ENC_LATIN1:
+        return PyUnicode_FromKindAndData(PyUnicode_1BYTE_KIND, s->data, (Py_ssize_t)s->len);
+    case P4J_ENC_UCS4:
+        return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, s->data, (Py_ssize_t)s->len);
+    case P4J_ENC_UTF8:
+        return PyUnicode_DecodeUTF8(s->data, (Py_ssize_t)s->len, "surrogatepass");
+    }
+    PyErr_SetString(PyExc_SystemError, "py4jni: bad string encoding");
+    return NULL;
+}
+
+static PyObject *bytes_from_value(ClientObject *cl, p4j_value *v)
+{
+    PyObject *b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)v->u.bytes.len);
+    p4j_error err = {0};
+    p4j_status st;
+    uint8_t *dst = b ? (uint8_t *)PyBytes_AS_STRING(b) : NULL;
+    if (v->u.bytes.len >= 65536) { /* large copies run without the GIL */
+        Py_BEGIN_ALLOW_THREADS
+        st = cl->c->ops->read_bytes(cl->c, v, dst, &err);
+        Py_END_ALLOW_THREADS
+    } else {
+        st = cl->c->ops->read_bytes(cl->c, v, dst, &err);
+    }
+    if (st != P4J_OK) {
+        Py_XDECREF(b);
+        return p4j_raise(cl, &err, NULL);
+    }
+    return b;
+}
+
+PyObject *p4j_value_to_py(ClientObject *cl, p4j_value *v)
+{
+    PyObject *r = NULL;
+    switch (v->kind) {
+    case P4J_NULL:
+    case P4J_VOID:
+        Py_RETURN_NONE;
+    case P4J_BOOL:
+        return PyBool_FromLong(v->u.b);
+    case P4J_INT:
+        return PyLong_FromLong(v->u.i);
+    case P4J_LONG:
+        return PyLong_FromLongLong(v->u.l);
+    case P4J_DOUBLE:
+        return PyFloat_FromDouble(v->u.d);
+    case P4J_STRING:
+        r = str_from_value(v);
+        break;
+    case P4J_DECIMAL: {
+        PyObject *text = str_from_value(v), *dec = decimal_type();
+        r = text && dec ? PyObject_CallOneArg(dec, text) : NULL;
+        Py_XDECREF(text);
+        break;
+    }
+    case P4J_BYTES:
+        r = bytes_from_value(cl, v);
+        break;
+    case P4J_CLASS: {
+        PyObject *fqn = str_from_value(v);
+        if (!fqn) {
+            cl->c->ops->release(cl->c, &v->ref);
+            break;
+        }
+        r = p4j_wrap_class(cl, &v->ref, fqn);
+        Py_DECREF(fqn);
+        break;
+    }
+    case P4J_REF: case P4J_LIST: case P4J_SET: case P4J_MAP: case P4J_ARRAY:
+    case P4J_ITERATOR:
+        r = p4j_wrap_ref(cl, v->kind, &v->ref);
+        break;
+    default:
+        PyErr_Format(PyExc_SystemError, "py4jni: unexpected result kind %s",
+                     p4j_kind_name(v->kind));
+        break;
+    }
+    p4j_value_clear(v);
+    return r;
+}
+
+void p4j_ref_id(ClientObject *cl, const p4j_ref *ref, char *buf, size_t cap)
+{
+    if (!ref->handle)
+        snprintf(buf, cap, "null");
+    else if (p4j_client_is_inproc(cl->c))
+        snprintf(buf, cap, "o%lx", (unsigned long)(uintptr_t)ref->handle);
+    else
+        snprintf(buf, cap, "%s", (const char *)ref->handle);
+}
+
+PyObject *p4j_raise(ClientObject *cl, p4j_error *err, const char *where)
+{
+    PyObject *type = p4j_reg.Py4JError;
+    const char *msg = err->message ? err->message : "";
+    switch (err->kind) {
+    case P4J_ERR_MEMORY:
+        p4j_error_clear(cl->c, err);
+        return PyErr_NoMemory();
+    case P4J_ERR_NETWORK: type = p4j_reg.Py4JNetworkError; break;
+    case P4J_ERR_AUTH: type = p4j_reg.Py4JAuthenticationError; break;
+    case P4J_ERR_JAVA: {
+        p4j_ref t = err->throwable;
+        err->throwable.handle = NULL; /* ownership moves to the JavaObject */
+        PyObject *jexc = p4j_wrap_ref(cl, P4J_REF, &t);
+        PyObject *errmsg = PyUnicode_FromFormat("An error occurred while calling %s.\n",
+                                                where ? where : "the JVM");
+        PyObject *exc = jexc && errmsg
+                            ? PyObject_CallFunctionObjArgs(p4j_reg.Py4JJavaError, errmsg, jexc, NULL)
+                            : NULL;
+        if (exc) {
+            PyErr_SetObject(p4j_reg.Py4JJavaError, exc);
+            Py_DECREF(exc);
+        }
+        Py_XDECREF(jexc);
+        Py_XDECREF(errmsg);
+        p4j_error_clear(cl->c, err);
+        return NULL;
+    }
+    default: break;
+    }
+    if (!type)
+        type = PyExc_RuntimeError;
+    PyErr_SetString(type, msg);
+    p4j_error_clear(cl->c, err);
+    return NULL;
+}

@@ -1,0 +1,464 @@
+/* python-binding/src/module.c - the _py4jni module and its Client type.
+ *
+ * A Client is the seam of py4j's design: every command of py4j's Python objects goes
+ * through it. The transport behind it is in-process (JNI) or a socket; nothing above
+ * this file knows which.
+ */
+#include <string.h>
+
+#include "binding.h"
+#include "inproc.h"
+#include "jvm.h"
+
+/* Runs a transport operation with the GIL released; expands to a p4j_status. */
+#define P4J_RUN(st, expr)           \
+    do {                            \
+        Py_BEGIN_ALLOW_THREADS      \
+        st = (expr);                \
+        Py_END_ALLOW_THREADS        \
+    } while (0)
+
+static PyObject *client_wrap_new(p4j_client *c)
+{
+    ClientObject *cl = PyObject_New(ClientObject, &ClientType);
+    if (!cl) {
+        c->ops->shutdown(c);
+        c->ops->destroy(c);
+        return NULL;
+    }
+    cl->c = c;
+    cl->converter = Py_NewRef(Py_None);
+    cl->weakreflist = NULL;
+    return (PyObject *)cl;
+}
+
+static void client_dealloc(PyObject *self)
+{
+    ClientObject *cl = (ClientObject *)self;
+    if (cl->weakreflist)
+        PyObject_ClearWeakRefs(self);
+    Py_CLEAR(cl->converter);
+    if (cl->c) {
+        cl->c->ops->shutdown(cl->c);
+        cl->c->ops->destroy(cl->c);
+    }
+    PyObject_Free(self);
+}
+
+/* Returns the p4j_ref of a JavaObject or JavaClass argument (None -> NULL ref). */
+static int ref_of(PyObject *o, const p4j_ref **ref, const char *what)
+{
+    static const p4j_ref none = {NULL, NULL};
+    if (o == Py_None) {
+        *ref = &none;
+        return 0;
+    }
+    if (P4J_IS_JAVAOBJECT(o)) {
+        *ref = &((JavaObject *)o)->ref;
+        return 0;
+    }
+    if (P4J_IS_JAVACLASS(o)) {
+        *ref = &((JavaClassObject *)o)->ref;
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError, "%s must be a JavaObject or JavaClass, not %.100s", what,
+                 Py_TYPE(o)->tp_name);
+    return -1;
+}
+
+static PyObject *client_resolve(PyObject *self, PyObject *args)
+{
+    ClientObject *cl = (ClientObject *)self;
+    PyObject *view;
+    const char *name;
+    const p4j_ref *vref;
+    if (!PyArg_ParseTuple(args, "Os:resolve", &view, &name) || ref_of(view, &vref, "view") < 0)
+        return NULL;
+    p4j_value out;
+    p4j_error err = {0};
+    p4j_status st;
+    P4J_RUN(st, cl->c->ops->resolve(cl->c, vref->handle ? vref : NULL, name, &out, &err));
+    if (st != P4J_OK)
+        return p4j_raise(cl, &err, NULL);
+    if (out.kind == P4J_PACKAGE)
+        Py_RETURN_NONE;
+    return p4j_value_to_py(cl, &out);
+}
+
+static PyObject *client_view_new(PyObject *self, PyObject *args)
+{
+    ClientObject *cl = (ClientObject *)self;
+    const char *name = "";
+    if (!PyArg_ParseTuple(args, "|s:view_new", &name))
+        return NULL;
+    p4j_value out;
+    p4j_error err = {0};
+    p4j_status st;
+    P4J_RUN(st, cl->c->ops->view_new(cl->c, name, &out, &err));
+    if (st != P4J_OK)
+        return p4j_raise(cl, &err, NULL);
+    return p4j_value_to_py(cl, &out);
+}
+
+static PyObject *client_view_import(PyObject *self, PyObject *args)
+{
+    ClientObject *cl = (ClientObject *)self;
+    PyObject *view;
+    const char *pattern;
+    int remove = 0;
+    const p4j_ref *vref;
+    if (!PyArg_ParseTuple(args, "Os|p:view_import", &view, &pattern, &remove) ||
+        ref_of(view, &vref, "view") < 0)
+        return NULL;
+    p4j_error err = {0};
+    p4j_status st;
+    P4J_RUN(st, cl->c->ops->view_import(cl->c, vref->handle ? vref : NULL, pattern, remove, &err));
+    if (st != P4J_OK)
+        return p4j_raise(cl, &err, NULL);
+    Py_RETURN_NONE;
+}
+
+static PyObject *client_dir(PyObject *self, PyObject *args)
+{
+    ClientObject *cl = (ClientObject *)self;
+    PyObject *target;
+    int kind;
+    const p4j_ref *ref;
+    if (!PyArg_ParseTuple(args, "OC:dir", &target, &kind) || ref_of(target, &ref, "target") < 0)
+        return NULL;
+    if (!strchr("fmsv", kind)) {
+        PyErr_SetString(PyExc_ValueError, "dir kind must be one of 'f', 'm', 's', 'v'");
+        return NULL;
+    }
+    p4j_value out;
+    p4j_error err = {0};
+    p4j_status st;
+    P4J_RUN(st, cl->c->ops->dir(cl->c, ref->handle ? ref : NULL, (p4j_dir_kind)kind, &out, &err));
+    if (st != P4J_OK)
+        return p4j_raise(cl, &err, NULL);
+    PyObject *text = p4j_value_to_py(cl, &out);
+    if (!text || text == Py_None) {
+        Py_XDECREF(text);
+        return text ? PyList_New(0) : NULL;
+    }
+    PyObject *lines = PyUnicode_Splitlines(text, 0);
+    Py_DECREF(text);
+    return lines;
+}
+
+static PyObject *client_help(PyObject *self, PyObject *args)
+{
+    ClientObject *cl = (ClientObject *)self;
+    PyObject *target;
+    const char *pattern = NULL;
+    int short_name = 1;
+    const p4j_ref *ref;
+    if (!PyArg_ParseTuple(args, "O|zp:help", &target, &pattern, &short_name) ||
+        ref_of(target, &ref, "target") < 0)
+        return NULL;
+    p4j_value out;
+    p4j_error err = {0};
+    p4j_status st;
+    bool is_class = P4J_IS_JAVACLASS(target);
+    P4J_RUN(st, cl->c->ops->help(cl->c, ref, is_class, pattern, short_name, &out, &err));
+    if (st != P4J_OK)
+        return p4j_raise(cl, &err, NULL);
+    return p4j_value_to_py(cl, &out);
+}
+
+static PyObject *client_stack_trace(PyObject *self, PyObject *arg)
+{
+    ClientObject *cl = (ClientObject *)self;
+    const p4j_ref *ref;
+    if (ref_of(arg, &ref, "throwable") < 0)
+        return NULL;
+    p4j_value out;
+    p4j_error err = {0};
+    p4j_status st;
+    P4J_RUN(st, cl->c->ops->stack_trace(cl->c, ref, &out, &err));
+    if (st != P4J_OK)
+        return p4j_raise(cl, &err, NULL);
+    return p4j_value_to_py(cl, &out);
+}
+
+static PyObject *client_field_get(PyObject *self, PyObject *args)
+{
+    ClientObject *cl = (ClientObject *)self;
+    PyObject *target;
+    const char *name;
+    const p4j_ref *ref;
+    if (!PyArg_ParseTuple(args, "Os:field_get", &target, &name) ||
+        ref_of(target, &ref, "target") < 0)
+        return NULL;
+    unsigned flags = P4J_IS_JAVACLASS(target) ? P4J_CALL_STATIC : 0;
+    p4j_value out;
+    p4j_error err = {0};
+    p4j_status st;
+    P4J_RUN(st, cl->c->ops->field_get(cl->c, ref, flags, name, &out, &err));
+    if (st != P4J_OK)
+        return p4j_raise(cl, &err, NULL);
+    return p4j_value_to_py(cl, &out);
+}
+
+static PyObject *client_field_set(PyObject *self, PyObject *args)
+{
+    ClientObject *cl = (ClientObject *)self;
+    PyObject *target, *value;
+    const char *name;
+    const p4j_ref *ref;
+    if (!PyArg_ParseTuple(args, "OsO:field_set", &target, &name, &value) ||
+        ref_of(target, &ref, "target") < 0)
+        return NULL;
+    unsigned flags = P4J_IS_JAVACLASS(target) ? P4J_CALL_STATIC : 0;
+    p4j_argpack pack;
+    if (p4j_args_from_py(cl, &value, 1, &pack) < 0)
+        return NULL;
+    p4j_error err = {0};
+    p4j_status st;
+    P4J_RUN(st, cl->c->ops->field_set(cl->c, ref, flags, name, &pack.vals[0], &err));
+    p4j_args_release(&pack);
+    if (st != P4J_OK)
+        return p4j_raise(cl, &err, NULL);
+    Py_RETURN_NONE;
+}
+
+static PyObject *client_shutdown(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    ClientObject *cl = (ClientObject *)self;
+    Py_BEGIN_ALLOW_THREADS
+    cl->c->ops->shutdown(cl->c);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+static PyObject *client_global_refs(PyObject *self, PyObject *unused)
+{
+    (void)self; (void)unused;
+    return PyLong_FromLong(p4j_jvm_global_count());
+}
+
+static PyObject *client_get_closed(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(((ClientObject *)self)->c->closed);
+}
+
+static PyObject *client_get_kind(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyUnicode_FromString(((ClientObject *)self)->c->ops->name);
+}
+
+static PyObject *client_get_converter(PyObject *self, void *closure)
+{
+    (void)closure;
+    return Py_NewRef(((ClientObject *)self)->converter);
+}
+
+static int client_set_converter(PyObject *self, PyObject *value, void *closure)
+{
+    (void)closure;
+    if (!value || (value != Py_None && !PyCallable_Check(value))) {
+        PyErr_SetString(PyExc_TypeError, "converter must be callable or None");
+        return -1;
+    }
+    Py_XSETREF(((ClientObject *)self)->converter, Py_NewRef(value));
+    return 0;
+}
+
+static PyMethodDef client_methods[] = {
+    {"resolve", client_resolve, METH_VARARGS,
+     "resolve(view, name): the JavaClass for dotted `name` in a JVM view, or None for a package."},
+    {"view_new", client_view_new, METH_VARARGS, "view_new(name): a new JVM view (JavaObject)."},
+    {"view_import", client_view_import, METH_VARARGS,
+     "view_import(view, pattern, remove=False): adds or removes an import in a view."},
+    {"dir", client_dir, METH_VARARGS,
+     "dir(target, kind): names of fields 'f', methods 'm', statics 's' or view imports 'v'."},
+    {"help", client_help, METH_VARARGS,
+     "help(target, pattern=None, short_name=True): py4j's help page text."},
+    {"stack_trace", client_stack_trace, METH_O, "stack_trace(throwable): the Java stack trace."},
+    {"field_get", client_field_get, METH_VARARGS, "field_get(target, name): a public field."},
+    {"field_set", client_field_set, METH_VARARGS,
+     "field_set(target, name, value): assigns a public field."},
+    {"shutdown", client_shutdown, METH_NOARGS,
+     "Closes this client; later calls raise Py4JError. The process's JVM stays up."},
+    {"global_ref_count", client_global_refs, METH_NOARGS,
+     "Live JNI global references made by py4jni in this process (0 in socket mode)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef client_getset[] = {
+    {"closed", client_get_closed, NULL, "True after shutdown().", NULL},
+    {"kind", client_get_kind, NULL, "'inproc' or 'socket'.", NULL},
+    {"converter", client_get_converter, client_set_converter,
+     "callable(obj) -> JavaObject for Python arguments of other types (auto_convert, "
+     "callbacks), or None.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject ClientType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "py4jni._py4jni.Client",
+    .tp_doc = "One connection to a JVM (in-process or socket); every py4j command goes "
+              "through it.",
+    .tp_basicsize = sizeof(ClientObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_weaklistoffset = offsetof(ClientObject, weakreflist),
+    .tp_dealloc = client_dealloc,
+    .tp_methods = client_methods,
+    .tp_getset = client_getset,
+};
+
+/* ------------------------------------------------------------- module functions */
+
+static PyObject *mod_inproc_client(PyObject *mod, PyObject *args, PyObject *kw)
+{
+    (void)mod;
+    static char *kwlist[] = {"helper_jar", "classpath", "options", "libjvm", "check_jni",
+                             "keep_signals", NULL};
+    const char *jar, *classpath = NULL, *libjvm = NULL;
+    PyObject *options = NULL;
+    int check_jni = 0, keep_signals = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|zOzpp:inproc_client", kwlist, &jar,
+                                     &classpath, &options, &libjvm, &check_jni, &keep_signals))
+        return NULL;
+    PyObject *seq = options && options != Py_None
+                        ? PySequence_Fast(options, "options must be a sequence of str")
+                        : PyTuple_New(0);
+    if (!seq)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    const char **opts = PyMem_Calloc((size_t)n + 1, sizeof *opts);
+    if (!opts) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        opts[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(seq, i));
+        if (!opts[i]) {
+            PyMem_Free(opts);
+            Py_DECREF(seq);
+            return NULL;
+        }
+    }
+    p4j_jvm_options o = {.libjvm_path = libjvm, .helper_jar = jar, .classpath = classpath,
+                         .options = opts, .noptions = (size_t)n, .check_jni = check_jni,
+                         .keep_signals = keep_signals};
+    p4j_client *c = NULL;
+    p4j_error err = {0};
+    p4j_status st;
+    P4J_RUN(st, p4j_inproc_client_new(&o, &c, &err));
+    PyMem_Free(opts);
+    Py_DECREF(seq);
+    if (st != P4J_OK) {
+        PyErr_SetString(p4j_reg.Py4JError ? p4j_reg.Py4JError : PyExc_RuntimeError,
+                        err.message ? err.message : "py4jni: cannot start the JVM");
+        p4j_error_clear(NULL, &err);
+        return NULL;
+    }
+    return client_wrap_new(c);
+}
+
+static PyObject *mod_register(PyObject *mod, PyObject *args, PyObject *kw)
+{
+    (void)mod;
+    static char *kwlist[] = {"Py4JError", "Py4JJavaError", "Py4JNetworkError",
+                             "Py4JAuthenticationError", "wrappers", NULL};
+    PyObject *e1, *e2, *e3, *e4, *wrappers = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOO|O!:_register", kwlist, &e1, &e2, &e3, &e4,
+                                     &PyDict_Type, &wrappers))
+        return NULL;
+    Py_XSETREF(p4j_reg.Py4JError, Py_NewRef(e1));
+    Py_XSETREF(p4j_reg.Py4JJavaError, Py_NewRef(e2));
+    Py_XSETREF(p4j_reg.Py4JNetworkError, Py_NewRef(e3));
+    Py_XSETREF(p4j_reg.Py4JAuthenticationError, Py_NewRef(e4));
+    if (wrappers) {
+        static const struct { const char *key; p4j_kind kind; } names[] = {
+            {"list", P4J_LIST}, {"set", P4J_SET}, {"map", P4J_MAP},
+            {"array", P4J_ARRAY}, {"iterator", P4J_ITERATOR},
+        };
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+            PyObject *t = PyDict_GetItemString(wrappers, names[i].key);
+            if (!t)
+                continue;
+            if (!PyType_Check(t) || !PyType_IsSubtype((PyTypeObject *)t, &JavaObjectType)) {
+                PyErr_Format(PyExc_TypeError, "wrapper %s must subclass JavaObject", names[i].key);
+                return NULL;
+            }
+            Py_XSETREF(p4j_reg.wrappers[names[i].kind], Py_NewRef(t));
+        }
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *mod_find_libjvm(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    const char *explicit_path = NULL;
+    if (!PyArg_ParseTuple(args, "|z:find_libjvm", &explicit_path))
+        return NULL;
+    char out[8192];
+    if (!p4j_jvm_find_libjvm(explicit_path, out, sizeof out)) {
+        PyErr_SetString(PyExc_FileNotFoundError, out);
+        return NULL;
+    }
+    return PyUnicode_FromString(out);
+}
+
+static PyObject *mod_member(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    PyObject *owner, *name;
+    if (!PyArg_ParseTuple(args, "OU:member", &owner, &name))
+        return NULL;
+    if (P4J_IS_JAVACLASS(owner))
+        return p4j_member_new(owner, name, P4J_CALL_STATIC);
+    if (!P4J_IS_JAVAOBJECT(owner)) {
+        PyErr_SetString(PyExc_TypeError, "member() needs a JavaObject or JavaClass");
+        return NULL;
+    }
+    return p4j_member_new(owner, name, 0);
+}
+
+static PyMethodDef module_methods[] = {
+    {"member", mod_member, METH_VARARGS,
+     "member(obj, name): the JavaMember `name` of a JavaObject (or static of a JavaClass)."},
+    {"inproc_client", (PyCFunction)(void (*)(void))mod_inproc_client, METH_VARARGS | METH_KEYWORDS,
+     "inproc_client(helper_jar, classpath=None, options=(), libjvm=None, check_jni=False, "
+     "keep_signals=False): starts (or joins) this process's JVM and returns a Client."},
+    {"_register", (PyCFunction)(void (*)(void))mod_register, METH_VARARGS | METH_KEYWORDS,
+     "Registers the package's exception classes and collection wrapper types."},
+    {"find_libjvm", mod_find_libjvm, METH_VARARGS,
+     "find_libjvm(path=None): the libjvm.so that would be loaded (FileNotFoundError "
+     "listing the places tried)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "py4jni._py4jni",
+    .m_doc = "py4jni's C core: the py4j command set in-process through JNI or over py4j's "
+             "socket protocol.",
+    .m_size = -1,
+    .m_methods = module_methods,
+};
+
+PyMODINIT_FUNC PyInit__py4jni(void)
+{
+    PyTypeObject *types[] = {&ClientType, &JavaObjectType, &JavaClassType, &JavaMemberType};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (PyType_Ready(types[i]) < 0)
+            return NULL;
+    PyObject *m = PyModule_Create(&module_def);
+    if (!m)
+        return NULL;
+    if (PyModule_AddObjectRef(m, "Client", (PyObject *)&ClientType) < 0 ||
+        PyModule_AddObjectRef(m, "JavaObject", (PyObject *)&JavaObjectType) < 0 ||
+        PyModule_AddObjectRef(m, "JavaClass", (PyObject *)&JavaClassType) < 0 ||
+        PyModule_AddObjectRef(m, "JavaMember", (PyObject *)&JavaMemberType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

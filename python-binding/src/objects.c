@@ -1,0 +1,629 @@
+/* python-binding/src/objects.c - JavaObject, JavaClass and JavaMember.
+ *
+ * Any attribute of a JavaObject that its Python type does not define is a JavaMember
+ * (py4j's rule); calling it converts the arguments, releases the GIL around one
+ * transport call and converts the result. JavaMember objects are recycled through a
+ * free list so `obj.method(...)` allocates nothing on the steady state.
+ */
+#include <string.h>
+
+#include "binding.h"
+
+int p4j_check_open(ClientObject *cl)
+{
+    if (cl->c->closed) {
+        PyErr_SetString(p4j_reg.Py4JError, "py4jni: the gateway has been shut down");
+        return -1;
+    }
+    return 0;
+}
+
+static int is_dunder(PyObject *name)
+{
+    Py_ssize_t len = PyUnicode_GET_LENGTH(name);
+    return len > 4 && PyUnicode_READ_CHAR(name, 0) == '_' && PyUnicode_READ_CHAR(name, 1) == '_' &&
+           PyUnicode_READ_CHAR(name, len - 1) == '_' && PyUnicode_READ_CHAR(name, len - 2) == '_';
+}
+
+/* ---------------------------------------------------------------- JavaMember */
+
+#define MEMBER_FREELIST_MAX 64
+static JavaMemberObject *member_freelist[MEMBER_FREELIST_MAX];
+static int member_freelist_len;
+
+static PyObject *member_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                                   PyObject *kwnames);
+
+PyObject *p4j_member_new(PyObject *owner, PyObject *name, unsigned flags)
+{
+    Py_ssize_t len;
+    const char *cname = PyUnicode_AsUTF8AndSize(name, &len);
+    if (!cname)
+        return NULL;
+    JavaMemberObject *m;
+    if (member_freelist_len > 0) {
+        m = member_freelist[--member_freelist_len];
+        _Py_NewReference((PyObject *)m);
+    } else {
+        m = PyObject_New(JavaMemberObject, &JavaMemberType);
+        if (!m)
+            return NULL;
+    }
+    Py_INCREF(owner);
+    Py_INCREF(name);
+    m->owner = owner;
+    m->name = name;
+    m->cname = cname;
+    m->cname_len = len;
+    m->flags = flags;
+    m->vectorcall = member_vectorcall;
+    return (PyObject *)m;
+}
+
+static void member_dealloc(PyObject *self)
+{
+    JavaMemberObject *m = (JavaMemberObject *)self;
+    Py_CLEAR(m->owner);
+    Py_CLEAR(m->name);
+    if (member_freelist_len < MEMBER_FREELIST_MAX && Py_TYPE(self) == &JavaMemberType)
+        member_freelist[member_freelist_len++] = m;
+    else
+        PyObject_Free(self);
+}
+
+/* The client and target ref of a member's owner. */
+static void member_target(JavaMemberObject *m, ClientObject **cl, p4j_ref **ref)
+{
+    if (P4J_IS_JAVACLASS(m->owner)) {
+        *cl = ((JavaClassObject *)m->owner)->client;
+        *ref = &((JavaClassObject *)m->owner)->ref;
+    } else {
+        *cl = ((JavaObject *)m->owner)->client;
+        *ref = &((JavaObject *)m->owner)->ref;
+    }
+}
+
+static PyObject *call_failed(ClientObject *cl, p4j_error *err, const p4j_ref *ref,
+                             JavaMemberObject *m)
+{
+    char id[64], where[64 + 256];
+    if (m->flags & P4J_CALL_STATIC)
+        snprintf(id, sizeof id, "z:%s", PyUnicode_AsUTF8(((JavaClassObject *)m->owner)->fqn));
+    else
+        p4j_ref_id(cl, ref, id, sizeof id);
+    snprintf(where, sizeof where, "%s.%.*s", id, (int)(m->cname_len > 255 ? 255 : m->cname_len),
+             m->cname);
+    return p4j_raise(cl, err, where);
+}
+
+static PyObject *member_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                                   PyObject *kwnames)
+{
+    JavaMemberObject *m = (JavaMemberObject *)self;
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (kwnames && PyTuple_GET_SIZE(kwnames)) {
+        PyErr_Format(PyExc_TypeError, "Java method %U takes no keyword arguments", m->name);
+        return NULL;
+    }
+    ClientObject *cl;
+    p4j_ref *ref;
+    member_target(m, &cl, &ref);
+    if (!ref->handle) {
+        PyErr_SetString(p4j_reg.Py4JError, "py4jni: this Java object was detached");
+        return NULL;
+    }
+    p4j_argpack pack;
+    if (p4j_args_from_py(cl, args, n, &pack) < 0)
+        return NULL;
+    p4j_value out;
+    p4j_error err = {0};
+    p4j_status st;
+    p4j_client *c = cl->c;
+    Py_BEGIN_ALLOW_THREADS
+    st = c->ops->call(c, ref, m->flags, m->cname, (size_t)m->cname_len, pack.vals, (size_t)n,
+                      &out, &err);
+    Py_END_ALLOW_THREADS
+    p4j_args_release(&pack);
+    if (st != P4J_OK)
+        return call_failed(cl, &err, ref, m);
+    return p4j_value_to_py(cl, &out);
+}
+
+static PyObject *member_repr(PyObject *self)
+{
+    JavaMemberObject *m = (JavaMemberObject *)self;
+    return PyUnicode_FromFormat("<JavaMember %U of %R>", m->name, m->owner);
+}
+
+static PyObject *member_get_name(PyObject *self, void *closure)
+{
+    (void)closure;
+    return Py_NewRef(((JavaMemberObject *)self)->name);
+}
+
+static PyObject *member_get_container(PyObject *self, void *closure)
+{
+    (void)closure;
+    return Py_NewRef(((JavaMemberObject *)self)->owner);
+}
+
+static PyGetSetDef member_getset[] = {
+    {"name", member_get_name, NULL, "The Java method name.", NULL},
+    {"container", member_get_container, NULL, "The object or class the method belongs to.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject JavaMemberType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "py4jni._py4jni.JavaMember",
+    .tp_doc = "A Java method bound to an object or class; calling it calls Java "
+              "(one transport call; arguments converted as py4j does).",
+    .tp_basicsize = sizeof(JavaMemberObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(JavaMemberObject, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_dealloc = member_dealloc,
+    .tp_repr = member_repr,
+    .tp_getset = member_getset,
+};
+
+/* ---------------------------------------------------------------- JavaObject */
+
+PyObject *p4j_wrap_ref(ClientObject *cl, p4j_kind kind, p4j_ref *ref)
+{
+    PyTypeObject *type = &JavaObjectType;
+    if ((unsigned)kind < P4J_KIND_COUNT && p4j_reg.wrappers[kind])
+        type = (PyTypeObject *)p4j_reg.wrappers[kind];
+    JavaObject *o = (JavaObject *)type->tp_alloc(type, 0);
+    if (!o) {
+        cl->c->ops->release(cl->c, ref);
+        return NULL;
+    }
+    Py_INCREF(cl);
+    o->client = cl;
+    o->ref = *ref;
+    ref->handle = NULL;
+    return (PyObject *)o;
+}
+
+/* Also the base deallocator of Python subclasses (JavaList, ...): subtype_dealloc has
+ * already cleared their __dict__ and drops the type reference itself. */
+static void jobject_dealloc(PyObject *self)
+{
+    JavaObject *o = (JavaObject *)self;
+    if (o->weakreflist)
+        PyObject_ClearWeakRefs(self);
+    if (o->client) {
+        if (o->ref.handle)
+            o->client->c->ops->release(o->client->c, &o->ref);
+        Py_CLEAR(o->client);
+    }
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject *jobject_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    (void)type; (void)args; (void)kwds;
+    PyErr_SetString(PyExc_TypeError,
+                    "JavaObject instances come from the gateway (call a Java constructor "
+                    "through gateway.jvm)");
+    return NULL;
+}
+
+static PyObject *jobject_getattro(PyObject *self, PyObject *name)
+{
+    PyTypeObject *type = Py_TYPE(self);
+    if (_PyType_Lookup(type, name))
+        return PyObject_GenericGetAttr(self, name);
+    if (type != &JavaObjectType) {
+        PyObject **dictptr = _PyObject_GetDictPtr(self);
+        if (dictptr && *dictptr) {
+            PyObject *v = PyDict_GetItemWithError(*dictptr, name);
+            if (v)
+                return Py_NewRef(v);
+            if (PyErr_Occurred())
+                return NULL;
+        }
+    }
+    if (!PyUnicode_Check(name) || is_dunder(name))
+        return PyObject_GenericGetAttr(self, name);
+    return p4j_member_new(self, name, 0);
+}
+
+/* Calls Java method `name` with no arguments on `self` and returns the converted result. */
+static PyObject *call0(PyObject *self, const char *name)
+{
+    PyObject *pyname = PyUnicode_FromString(name);
+    if (!pyname)
+        return NULL;
+    PyObject *m = p4j_member_new(self, pyname, 0);
+    Py_DECREF(pyname);
+    if (!m)
+        return NULL;
+    PyObject *r = PyObject_Vectorcall(m, NULL, 0, NULL);
+    Py_DECREF(m);
+    return r;
+}
+
+static PyObject *jobject_str(PyObject *self)
+{
+    PyObject *r = call0(self, "toString");
+    if (r && r == Py_None) {
+        Py_DECREF(r);
+        return PyUnicode_FromString("null");
+    }
+    return r;
+}
+
+static PyObject *jobject_repr(PyObject *self)
+{
+    char id[64];
+    JavaObject *o = (JavaObject *)self;
+    p4j_ref_id(o->client, &o->ref, id, sizeof id);
+    return PyUnicode_FromFormat("JavaObject id=%s", id);
+}
+
+static Py_hash_t jobject_hash(PyObject *self)
+{
+    PyObject *r = call0(self, "hashCode");
+    if (!r)
+        return -1;
+    Py_hash_t h = PyLong_AsSsize_t(r);
+    Py_DECREF(r);
+    return h == -1 && !PyErr_Occurred() ? -2 : h;
+}
+
+static PyObject *jobject_richcompare(PyObject *self, PyObject *other, int op)
+{
+    if ((op != Py_EQ && op != Py_NE) || !P4J_IS_JAVAOBJECT(other)) {
+        if (op == Py_EQ || op == Py_NE)
+            return PyBool_FromLong(op == Py_NE);
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    PyObject *name = PyUnicode_FromString("equals");
+    PyObject *m = name ? p4j_member_new(self, name, 0) : NULL;
+    Py_XDECREF(name);
+    if (!m)
+        return NULL;
+    PyObject *r = PyObject_Vectorcall(m, &other, 1, NULL);
+    Py_DECREF(m);
+    if (r && op == Py_NE) {
+        PyObject *neg = PyBool_FromLong(r == Py_False);
+        Py_DECREF(r);
+        return neg;
+    }
+    return r;
+}
+
+/* Splits a newline-separated name list into a Python list. */
+static PyObject *lines_to_list(PyObject *text)
+{
+    if (!text || text == Py_None) {
+        Py_XDECREF(text);
+        return text ? PyList_New(0) : NULL;
+    }
+    PyObject *parts = PyUnicode_Splitlines(text, 0);
+    Py_DECREF(text);
+    return parts;
+}
+
+/* Calls the transport's dir on `ref` and returns a list of names. */
+static PyObject *dir_names(ClientObject *cl, const p4j_ref *ref, p4j_dir_kind kind)
+{
+    if (p4j_check_open(cl) < 0)
+        return NULL;
+    p4j_value out;
+    p4j_error err = {0};
+    p4j_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = cl->c->ops->dir(cl->c, ref, kind, &out, &err);
+    Py_END_ALLOW_THREADS
+    if (st != P4J_OK)
+        return p4j_raise(cl, &err, NULL);
+    return lines_to_list(p4j_value_to_py(cl, &out));
+}
+
+static PyObject *jobject_dir(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    JavaObject *o = (JavaObject *)self;
+    PyObject *fields = dir_names(o->client, &o->ref, P4J_DIR_FIELDS);
+    PyObject *methods = fields ? dir_names(o->client, &o->ref, P4J_DIR_METHODS) : NULL;
+    PyObject *r = NULL;
+    if (methods) {
+        r = PySequence_InPlaceConcat(fields, methods);
+        if (r && PyList_Sort(r) < 0)
+            Py_CLEAR(r);
+    }
+    Py_XDECREF(fields);
+    Py_XDECREF(methods);
+    return r;
+}
+
+static PyObject *jobject_get_target_id(PyObject *self, void *closure)
+{
+    (void)closure;
+    char id[64];
+    JavaObject *o = (JavaObject *)self;
+    p4j_ref_id(o->client, &o->ref, id, sizeof id);
+    return PyUnicode_FromString(id);
+}
+
+static PyObject *jobject_get_client(PyObject *self, void *closure)
+{
+    (void)closure;
+    return Py_NewRef((PyObject *)((JavaObject *)self)->client);
+}
+
+static PyObject *jobject_detach(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    JavaObject *o = (JavaObject *)self;
+    if (o->ref.handle)
+        o->client->c->ops->release(o->client->c, &o->ref);
+    o->ref.handle = NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *jobject_detached(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(((JavaObject *)self)->ref.handle == NULL);
+}
+
+static PyMethodDef jobject_methods[] = {
+    {"__dir__", jobject_dir, METH_NOARGS, "Java fields and methods of this object."},
+    {"_detach", jobject_detach, METH_NOARGS,
+     "Releases the Java object now; later use raises Py4JError."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef jobject_getset[] = {
+    {"_target_id", jobject_get_target_id, NULL, "py4j's id of the Java object.", NULL},
+    {"_gateway_client", jobject_get_client, NULL, "The client this object lives in.", NULL},
+    {"_detached", jobject_detached, NULL, "True once the Java object was released.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject JavaObjectType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "py4jni._py4jni.JavaObject",
+    .tp_doc = "A reference to a Java object. Any attribute is a Java method (a "
+              "JavaMember); == calls equals, hash() hashCode, str() toString.",
+    .tp_basicsize = sizeof(JavaObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_weaklistoffset = offsetof(JavaObject, weakreflist),
+    .tp_new = jobject_new,
+    .tp_dealloc = jobject_dealloc,
+    .tp_getattro = jobject_getattro,
+    .tp_str = jobject_str,
+    .tp_repr = jobject_repr,
+    .tp_hash = jobject_hash,
+    .tp_richcompare = jobject_richcompare,
+    .tp_methods = jobject_methods,
+    .tp_getset = jobject_getset,
+};
+
+/* ---------------------------------------------------------------- JavaClass */
+
+static PyObject *jclass_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                                  PyObject *kwnames);
+
+PyObject *p4j_wrap_class(ClientObject *cl, p4j_ref *ref, PyObject *fqn)
+{
+    JavaClassObject *o = PyObject_GC_New(JavaClassObject, &JavaClassType);
+    if (!o) {
+        cl->c->ops->release(cl->c, ref);
+        return NULL;
+    }
+    Py_INCREF(cl);
+    Py_INCREF(fqn);
+    o->client = cl;
+    o->ref = *ref;
+    ref->handle = NULL;
+    o->fqn = fqn;
+    o->members = NULL;
+    o->weakreflist = NULL;
+    o->vectorcall = jclass_vectorcall;
+    PyObject_GC_Track(o);
+    return (PyObject *)o;
+}
+
+static int jclass_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    JavaClassObject *o = (JavaClassObject *)self;
+    Py_VISIT(o->members);
+    Py_VISIT(o->client);
+    return 0;
+}
+
+static int jclass_clear(PyObject *self)
+{
+    Py_CLEAR(((JavaClassObject *)self)->members);
+    return 0;
+}
+
+static void jclass_dealloc(PyObject *self)
+{
+    JavaClassObject *o = (JavaClassObject *)self;
+    PyObject_GC_UnTrack(self);
+    if (o->weakreflist)
+        PyObject_ClearWeakRefs(self);
+    Py_CLEAR(o->members);
+    Py_CLEAR(o->fqn);
+    if (o->client) {
+        if (o->ref.handle)
+            o->client->c->ops->release(o->client->c, &o->ref);
+        Py_CLEAR(o->client);
+    }
+    PyObject_GC_Del(self);
+}
+
+/* Resolves static member `name`: returns the field's value, a JavaMember, or a nested
+ * JavaClass; the kind of each name is cached (field values are read every time). */
+static PyObject *jclass_member(JavaClassObject *o, PyObject *name)
+{
+    if (!o->members && !(o->members = PyDict_New()))
+        return NULL;
+    PyObject *kind = PyDict_GetItemWithError(o->members, name);
+    if (!kind && PyErr_Occurred())
+        return NULL;
+    if (kind && PyLong_CheckExact(kind) && PyLong_AsLong(kind) == 2)
+        return p4j_member_new((PyObject *)o, name, P4J_CALL_STATIC);
+    if (kind && P4J_IS_JAVACLASS(kind))
+        return Py_NewRef(kind);
+    if (p4j_check_open(o->client) < 0)
+        return NULL;
+    const char *cname = PyUnicode_AsUTF8(name);
+    if (!cname)
+        return NULL;
+    ClientObject *cl = o->client;
+    p4j_value out;
+    p4j_error err = {0};
+    p4j_status st;
+    bool field = kind != NULL; /* cached as a field: read it directly */
+    Py_BEGIN_ALLOW_THREADS
+    st = field ? cl->c->ops->field_get(cl->c, &o->ref, P4J_CALL_STATIC, cname, &out, &err)
+               : cl->c->ops->static_member(cl->c, &o->ref, cname, &out, &err);
+    Py_END_ALLOW_THREADS
+    if (st != P4J_OK) {
+        if (err.kind == P4J_ERR_BRIDGE) {
+            p4j_error_clear(cl->c, &err);
+            PyErr_Format(p4j_reg.Py4JError, "%U.%U does not exist in the JVM", o->fqn, name);
+            return NULL;
+        }
+        return p4j_raise(cl, &err, NULL);
+    }
+    if (out.kind == P4J_METHOD) {
+        PyObject *two = PyLong_FromLong(2);
+        if (!two || PyDict_SetItem(o->members, name, two) < 0) {
+            Py_XDECREF(two);
+            return NULL;
+        }
+        Py_DECREF(two);
+        return p4j_member_new((PyObject *)o, name, P4J_CALL_STATIC);
+    }
+    PyObject *r = p4j_value_to_py(cl, &out);
+    if (!r)
+        return NULL;
+    PyObject *cache = P4J_IS_JAVACLASS(r) ? r : NULL;
+    if (!cache && !field)
+        cache = PyLong_FromLong(1);
+    else if (cache)
+        Py_INCREF(cache);
+    if (cache) {
+        int rc = PyDict_SetItem(o->members, name, cache);
+        Py_DECREF(cache);
+        if (rc < 0) {
+            Py_DECREF(r);
+            return NULL;
+        }
+    }
+    return r;
+}
+
+static PyObject *jclass_getattro(PyObject *self, PyObject *name)
+{
+    if (_PyType_Lookup(Py_TYPE(self), name) || !PyUnicode_Check(name) || is_dunder(name))
+        return PyObject_GenericGetAttr(self, name);
+    return jclass_member((JavaClassObject *)self, name);
+}
+
+static PyObject *jclass_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                                  PyObject *kwnames)
+{
+    JavaClassObject *o = (JavaClassObject *)self;
+    if (kwnames && PyTuple_GET_SIZE(kwnames)) {
+        PyErr_Format(PyExc_TypeError, "Java constructor %U takes no keyword arguments", o->fqn);
+        return NULL;
+    }
+    if (p4j_check_open(o->client) < 0)
+        return NULL;
+    ClientObject *cl = o->client;
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    p4j_argpack pack;
+    if (p4j_args_from_py(cl, args, n, &pack) < 0)
+        return NULL;
+    p4j_value out;
+    p4j_error err = {0};
+    p4j_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = cl->c->ops->construct(cl->c, &o->ref, pack.vals, (size_t)n, &out, &err);
+    Py_END_ALLOW_THREADS
+    p4j_args_release(&pack);
+    if (st != P4J_OK) {
+        char where[300];
+        snprintf(where, sizeof where, "None.%s", PyUnicode_AsUTF8(o->fqn));
+        return p4j_raise(cl, &err, where);
+    }
+    return p4j_value_to_py(cl, &out);
+}
+
+static PyObject *jclass_repr(PyObject *self)
+{
+    return PyUnicode_FromFormat("<JavaClass %U>", ((JavaClassObject *)self)->fqn);
+}
+
+static PyObject *jclass_dir(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    JavaClassObject *o = (JavaClassObject *)self;
+    return dir_names(o->client, &o->ref, P4J_DIR_STATIC);
+}
+
+static PyObject *jclass_get_fqn(PyObject *self, void *closure)
+{
+    (void)closure;
+    return Py_NewRef(((JavaClassObject *)self)->fqn);
+}
+
+static PyObject *jclass_get_class(PyObject *self, void *closure)
+{
+    (void)closure;
+    JavaClassObject *o = (JavaClassObject *)self;
+    p4j_ref copy;
+    p4j_error err = {0};
+    if (p4j_check_open(o->client) < 0)
+        return NULL;
+    if (o->client->c->ops->dup(o->client->c, &o->ref, &copy, &err) != P4J_OK)
+        return p4j_raise(o->client, &err, NULL);
+    return p4j_wrap_ref(o->client, P4J_REF, &copy);
+}
+
+static PyObject *jclass_get_client(PyObject *self, void *closure)
+{
+    (void)closure;
+    return Py_NewRef((PyObject *)((JavaClassObject *)self)->client);
+}
+
+static PyMethodDef jclass_methods[] = {
+    {"__dir__", jclass_dir, METH_NOARGS, "Static members of the Java class."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef jclass_getset[] = {
+    {"_fqn", jclass_get_fqn, NULL, "The class's binary name.", NULL},
+    {"_java_lang_class", jclass_get_class, NULL, "The java.lang.Class object (a JavaObject).",
+     NULL},
+    {"_gateway_client", jclass_get_client, NULL, "The client this class lives in.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject JavaClassType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "py4jni._py4jni.JavaClass",
+    .tp_doc = "A Java class: attributes are static members (fields read on every "
+              "access), calling it constructs an instance.",
+    .tp_basicsize = sizeof(JavaClassObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_weaklistoffset = offsetof(JavaClassObject, weakreflist),
+    .tp_traverse = jclass_traverse,
+    .tp_clear = jclass_clear,
+    .tp_dealloc = jclass_dealloc,
+    .tp_getattro = jclass_getattro,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(JavaClassObject, vectorcall),
+    .tp_repr = jclass_repr,
+    .tp_methods = jclass_methods,
+    .tp_getset = jclass_getset,
+};
