@@ -193,6 +193,9 @@ static p4j_status inproc_field_set(p4j_client *c, const p4j_ref *target, unsigne
     p4j_member *m = find_field(env, target, st, name, &pc, err);
     if (!m)
         return leave(env, P4J_ERROR);
+    if (m->final)
+        return leave(env, p4j_error_set(err, P4J_ERR_BRIDGE,
+                                        "py4jni: field %s is final and cannot be assigned", name));
     /* A one-argument plan for this value's kind against the field's type. */
     p4j_member plan = {.nargs = 1};
     plan.keys[0] = p4j_arg_key(value);
@@ -242,8 +245,8 @@ static p4j_status class_value(JNIEnv *env, jclass cls, p4j_value *out, p4j_error
     if (!pc)
         return P4J_ERROR;
     jstring name = (*env)->CallObjectMethod(env, cls, p4j_jc.Class_getName);
-    if (!name)
-        return p4j_jvm_capture_exception(env, err);
+    if (p4j_jvm_failed(env, err))
+        return P4J_ERROR;
     if (p4j_jstring_read(env, name, P4J_CLASS, out, err) != P4J_OK)
         return P4J_ERROR;
     out->ref.handle = p4j_jvm_global_new(env, cls);
@@ -299,10 +302,10 @@ static p4j_status inproc_static_member(p4j_client *c, const p4j_ref *cls, const 
         jclass nested = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge,
                                                        p4j_jc.Bridge_nestedClass,
                                                        (jclass)cls->handle, jname);
+        if (p4j_jvm_failed(env, err))
+            return leave(env, P4J_ERROR);
         if (!nested)
-            return leave(env, p4j_jvm_capture_exception(env, err) == P4J_OK
-                                  ? p4j_error_set(err, P4J_ERR_BRIDGE, "no nested class %s", name)
-                                  : P4J_ERROR);
+            return leave(env, p4j_error_set(err, P4J_ERR_BRIDGE, "no nested class %s", name));
         return leave(env, class_value(env, nested, out, err));
     }
     default:
@@ -321,8 +324,8 @@ static p4j_status inproc_view_new(p4j_client *c, const char *name, p4j_value *ou
     if (!jname)
         return leave(env, P4J_ERROR);
     jobject view = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge, p4j_jc.Bridge_newView, jname);
-    if (!view)
-        return leave(env, p4j_jvm_capture_exception(env, err));
+    if (p4j_jvm_failed(env, err))
+        return leave(env, P4J_ERROR);
     out->kind = P4J_REF;
     out->ref.handle = p4j_jvm_global_new(env, view);
     return leave(env, P4J_OK);
@@ -487,11 +490,10 @@ p4j_status p4j_inproc_client_new(const p4j_jvm_options *opts, p4j_client **out,
         return p4j_error_set(err, P4J_ERR_MEMORY, "out of memory");
     ic->base.ops = &inproc_ops;
     jobject view = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge, p4j_jc.Bridge_defaultView);
-    if (!view) {
+    if (p4j_jvm_failed(env, err) || !view) {
         free(ic);
-        return p4j_jvm_capture_exception(env, err) == P4J_OK
-                   ? p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: no default JVM view")
-                   : P4J_ERROR;
+        return err->kind ? P4J_ERROR
+                         : p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: no default JVM view");
     }
     ic->default_view = p4j_jvm_global_new(env, view);
     (*env)->DeleteLocalRef(env, view);

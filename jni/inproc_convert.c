@@ -80,6 +80,8 @@ static p4j_status char_arg(const p4j_value *v, jchar *out, p4j_error *err)
 static jobject new_bytes(JNIEnv *env, const p4j_value *v)
 {
     jbyteArray arr = (*env)->NewByteArray(env, (jsize)v->u.bytes.len);
+    if ((*env)->ExceptionCheck(env))
+        return NULL; /* the caller's loop captures it */
     if (arr && v->u.bytes.len)
         (*env)->SetByteArrayRegion(env, arr, 0, (jsize)v->u.bytes.len,
                                    (const jbyte *)v->u.bytes.data);
@@ -115,7 +117,10 @@ p4j_status p4j_args_to_java(JNIEnv *env, const p4j_member *m, const p4j_value *a
                 return P4J_ERROR;
             break;
         case CONV_BYTES: j->l = new_bytes(env, v); break;
-        case CONV_DECIMAL: j->l = new_decimal(env, v, err); break;
+        case CONV_DECIMAL:
+            if (!(j->l = new_decimal(env, v, err)) && err->kind != P4J_ERR_NONE)
+                return P4J_ERROR;
+            break;
         case CONV_BOX_Z:
             j->l = (*env)->CallStaticObjectMethod(env, p4j_jc.Boolean, p4j_jc.Boolean_valueOf,
                                                   (jboolean)v->u.b);
@@ -237,8 +242,8 @@ p4j_status p4j_object_to_value(JNIEnv *env, jobject obj, p4j_value *out, p4j_err
         break;
     case 'D': {
         jstring text = (*env)->CallObjectMethod(env, obj, p4j_jc.Object_toString);
-        if (!text)
-            return p4j_jvm_capture_exception(env, err);
+        if (p4j_jvm_failed(env, err))
+            return P4J_ERROR;
         p4j_status st = string_result(env, text, P4J_DECIMAL, out, err);
         (*env)->DeleteLocalRef(env, text);
         return st;

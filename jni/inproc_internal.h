@@ -71,6 +71,7 @@ typedef struct p4j_member {
     bool callstatic;                         /* the resolved method is static     */
     char *desc;                              /* fields: the JNI type descriptor   */
     jclass ftype;                            /* fields: the type (global ref)     */
+    bool final;                              /* fields: declared final            */
     jmethodID mid;
     jfieldID fid;
 } p4j_member;

@@ -243,16 +243,20 @@ static p4j_status resolve_member(JNIEnv *env, p4j_class *pc, p4j_member *m, p4j_
         if (p4j_jvm_capture_exception(env, err) != P4J_OK)
             goto done;
         m->ftype = (jclass)p4j_jvm_global_new(env, ftype);
+        jint fmods = (*env)->CallIntMethod(env, member, p4j_jc.Field_getModifiers);
+        if (p4j_jvm_capture_exception(env, err) != P4J_OK)
+            goto done;
+        m->final = (fmods & 0x0010) != 0; /* java.lang.reflect.Modifier.FINAL */
     } else {
         char keys[P4J_MAX_ARGS + 1];
         memcpy(keys, m->keys, m->nargs);
         keys[m->nargs] = '\0';
         jstring jkeys = (*env)->NewStringUTF(env, keys); /* ASCII: modified UTF-8 is exact */
-        jobjectArray classes = (*env)->NewObjectArray(env, m->nargs, p4j_jc.Class, NULL);
-        if (!jkeys || !classes) {
-            p4j_jvm_capture_exception(env, err);
+        if (p4j_jvm_failed(env, err))
             goto done;
-        }
+        jobjectArray classes = (*env)->NewObjectArray(env, m->nargs, p4j_jc.Class, NULL);
+        if (p4j_jvm_failed(env, err))
+            goto done;
         for (size_t i = 0; i < m->nargs; i++)
             if (m->arg_cls[i])
                 (*env)->SetObjectArrayElement(env, classes, (jsize)i, m->arg_cls[i]->cls);

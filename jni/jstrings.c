@@ -49,9 +49,7 @@ jstring p4j_jstring_new(JNIEnv *env, const p4j_str *s, p4j_error *err)
 {
     if (s->enc == P4J_ENC_UTF16) {
         jstring out = (*env)->NewString(env, (const jchar *)s->data, (jsize)s->len);
-        if (!out)
-            p4j_jvm_capture_exception(env, err);
-        return out;
+        return p4j_jvm_failed(env, err) ? NULL : out;
     }
     jchar stack[STACK_UNITS];
     jchar *buf = stack;
@@ -98,8 +96,8 @@ jstring p4j_jstring_new(JNIEnv *env, const p4j_str *s, p4j_error *err)
         goto done;
     }
     out = (*env)->NewString(env, buf, n);
-    if (!out)
-        p4j_jvm_capture_exception(env, err);
+    if (p4j_jvm_failed(env, err))
+        out = NULL;
 done:
     if (buf != stack)
         free(buf);

@@ -49,6 +49,13 @@ bool p4j_jvm_find_libjvm(const char *explicit_path, char *out, size_t cap);
  * Returns P4J_ERROR; returns P4J_OK when no exception was pending. */
 p4j_status p4j_jvm_capture_exception(JNIEnv *env, p4j_error *err);
 
+/* Returns true (with `err` filled) when a Java exception is pending. Call it after every
+ * JNI call that can throw, before the next JNI call (-Xcheck:jni insists). */
+static inline bool p4j_jvm_failed(JNIEnv *env, p4j_error *err)
+{
+    return (*env)->ExceptionCheck(env) && p4j_jvm_capture_exception(env, err) != P4J_OK;
+}
+
 /* Number of live JNI global references created through p4j_jvm_global_new. */
 long p4j_jvm_global_count(void);
 

@@ -39,6 +39,7 @@
     X(Class_getName, Class, 0, "getName", "()Ljava/lang/String;")                            \
     X(Executable_getModifiers, Executable, 0, "getModifiers", "()I")                         \
     X(Field_getType, Field, 0, "getType", "()Ljava/lang/Class;")                             \
+    X(Field_getModifiers, Field, 0, "getModifiers", "()I")                                   \
     X(Throwable_getMessage, Throwable, 0, "getMessage", "()Ljava/lang/String;")              \
     X(Boolean_valueOf, Boolean, 1, "valueOf", "(Z)Ljava/lang/Boolean;")                      \
     X(Byte_valueOf, Byte, 1, "valueOf", "(B)Ljava/lang/Byte;")                               \

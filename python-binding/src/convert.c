@@ -131,7 +131,8 @@ int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *
     }
     if (P4J_IS_JAVACLASS(o)) { /* a JavaClass passes as its java.lang.Class */
         v->kind = P4J_REF;
-        v->ref = ((JavaClassObject *)o)->ref;
+        v->ref.handle = ((JavaClassObject *)o)->ref.handle;
+        v->ref.cls = NULL; /* a CLASS ref's cls is the class it names, not java.lang.Class */
         return 0;
     }
     PyObject *dec = decimal_type();

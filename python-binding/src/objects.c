@@ -587,6 +587,7 @@ static PyObject *jclass_get_class(PyObject *self, void *closure)
         return NULL;
     if (o->client->c->ops->dup(o->client->c, &o->ref, &copy, &err) != P4J_OK)
         return p4j_raise(o->client, &err, NULL);
+    copy.cls = NULL; /* as an object its class is java.lang.Class */
     return p4j_wrap_ref(o->client, P4J_REF, &copy);
 }
 

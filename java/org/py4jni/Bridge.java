@@ -24,24 +24,31 @@ import java.util.concurrent.ConcurrentHashMap;
  * <ul>
  * <li>Overloads of equal cost: py4j takes the first in Class.getMethods() order,
  * which HotSpot does not fix for overloads of one name (it varies between runs);
- * py4jni sorts candidates, more specific parameter types first (see
- * {@link OverloadResolver}). Choices between candidates of different cost are
- * py4j's.
+ * py4jni sorts the candidates, more specific parameter types first (see
+ * {@link OverloadResolver}). Where the costs differ the choice is py4j's.
  * <li>Static calls consider static methods only (py4j also tries instance methods
  * and then fails invoking them without an object). Instance calls consider both, as
- * in py4j.
+ * in py4j, so findMethod for an instance target may return a static method.
  * <li>A Python int passed to a short or byte parameter: py4j truncates silently;
  * here resolution accepts it at py4j's cost and the C side raises a clear error when
  * the value does not fit. Overflow is not checked in Java.
- * <li>"No such method" messages name the class, the Python argument types and
+ * <li>"Does not exist" messages name the class, the Python argument types and
  * every public overload of that name, instead of py4j's list of Java classes.
+ * <li>{@link #staticMemberKind}: a static method is found even when an instance
+ * overload of the same name exists (py4j looks at the first method of that name only
+ * and may refuse).
+ * <li>{@link #findField} returns fields of the asked staticness only; py4j's
+ * get_field on an object also reads static fields (the caller may retry as static).
  * <li>Class lookup never initialises a class (py4j runs static initialisers when it
  * resolves a name). Star imports are searched in the order they were added, then
  * java.lang (py4j searches them in alphabetical order of package, java.lang
  * included).
- * <li>Help-page patterns treat only '*' and '?' as wildcards (py4j passes other
- * characters to a regular expression); overloads of one name are listed in a fixed
- * order.
+ * <li>{@link #classInfo}: Number subclasses other than the boxes and BigDecimal
+ * (AtomicLong, LongAdder, ...) are references ('r'); py4j sends their toString()
+ * as an int.
+ * <li>Help pages: patterns treat only '*' and '?' as wildcards (py4j passes other
+ * characters on to a regular expression); overloads of one name are listed in a
+ * fixed order (py4j: the order getDeclaredMethods() happens to give).
  * </ul>
  */
 public final class Bridge {
@@ -110,10 +117,13 @@ public final class Bridge {
         return descriptor(f.getType());
     }
 
-    /** What {@link #staticMemberKind} answers. */
+    /** {@link #staticMemberKind}: no public static member of that name. */
     public static final int MEMBER_NONE = 0;
+    /** {@link #staticMemberKind}: a public static field. */
     public static final int MEMBER_FIELD = 1;
+    /** {@link #staticMemberKind}: one or more public static methods. */
     public static final int MEMBER_METHOD = 2;
+    /** {@link #staticMemberKind}: a public member class. */
     public static final int MEMBER_CLASS = 3;
 
     /**
@@ -233,7 +243,7 @@ public final class Bridge {
      * Forgets every remembered miss of {@link #resolveClass}: call after making new
      * classes loadable (for instance after changing the context class loader).
      */
-    public static void clearCaches() {
+    public static synchronized void clearCaches() {
         DOTTED_MISSES.clear();
         missEpoch++;
     }

@@ -1,0 +1,111 @@
+"""Shared fixtures: one JVM per pytest process (a process holds one JVM).
+
+``gateway`` is parametrized over the transports: "inproc" (the JVM in this process)
+and "socket" (py4j's own GatewayServer started for the session, reached through
+py4jni's socket mode). A test that applies to one mode only says why with
+``pytest.mark.inproc_only(reason)`` or ``socket_only(reason)``.
+
+Run with ``-p no:faulthandler`` (see jni-pitfalls: pytest's faulthandler would put its
+SIGSEGV handler back over HotSpot's). tests/run_all.sh does.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import subprocess
+import sys
+from typing import Iterator
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def fixtures_jar() -> str:
+    """The compiled Java fixtures (tests/java), built by CMake."""
+    jar = os.environ.get("P4J_FIXTURES_JAR")
+    if not jar:
+        found = glob.glob(os.path.join(ROOT, "build", "**", "py4jni-test-fixtures.jar"),
+                          recursive=True)
+        jar = found[0] if found else ""
+    if not jar or not os.path.exists(jar):
+        pytest.exit("fixtures jar not found: build with tests/run_all.sh or set "
+                    "P4J_FIXTURES_JAR", returncode=3)
+    return jar
+
+
+def py4j_jar() -> str | None:
+    """py4j's own jar from its wheel (the GatewayServer for socket mode)."""
+    found = glob.glob(os.path.join(sys.prefix, "share", "py4j", "py4j*.jar"))
+    return found[0] if found else None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "inproc_only(reason): applies to in-process mode only")
+    config.addinivalue_line("markers", "socket_only(reason): applies to socket mode only")
+
+
+_inproc_gateway = None
+
+
+def _get_inproc():
+    global _inproc_gateway
+    if _inproc_gateway is None:
+        from py4jni import JavaGateway
+        _inproc_gateway = JavaGateway(classpath=fixtures_jar(),
+                                      check_jni=os.environ.get("P4J_CHECK_JNI") == "1")
+    return _inproc_gateway
+
+
+@pytest.fixture(scope="session")
+def py4j_server() -> Iterator[int]:
+    """A py4j GatewayServer (py4j's jar + fixtures) on an ephemeral port; yields it."""
+    jar = py4j_jar()
+    if jar is None:
+        pytest.skip("py4j's jar is not installed (pip install py4j)")
+    from py4j.java_gateway import launch_gateway
+    proc_port = launch_gateway(classpath=os.pathsep.join([jar, fixtures_jar()]),
+                               die_on_exit=True, return_proc=True)
+    port, proc = proc_port
+    yield port
+    proc.kill()
+    proc.wait()
+
+
+_socket_gateway = None
+
+
+@pytest.fixture(params=["inproc", "socket"])
+def gateway(request: pytest.FixtureRequest):
+    """A live gateway in each transport (shared across tests of that mode)."""
+    global _socket_gateway
+    mode = request.param
+    for marker in request.node.iter_markers():
+        if marker.name == "inproc_only" and mode != "inproc":
+            pytest.skip(f"in-process only: {marker.args[0] if marker.args else ''}")
+        if marker.name == "socket_only" and mode != "socket":
+            pytest.skip(f"socket only: {marker.args[0] if marker.args else ''}")
+    if mode == "inproc":
+        return _get_inproc()
+    from py4jni import _py4jni
+    if not hasattr(_py4jni, "socket_client"):
+        pytest.skip("socket mode not built yet")
+    if _socket_gateway is None:
+        from py4jni import GatewayParameters, JavaGateway
+        port = request.getfixturevalue("py4j_server")
+        _socket_gateway = JavaGateway(gateway_parameters=GatewayParameters(port=port))
+    return _socket_gateway
+
+
+@pytest.fixture
+def inproc_gateway():
+    """The in-process gateway only (for tests of in-process-only behaviour)."""
+    return _get_inproc()
+
+
+def run_python(code: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Runs `code` in a fresh interpreter (for one-JVM-per-process behaviour)."""
+    env = dict(os.environ)
+    env["P4J_FIXTURES_JAR"] = fixtures_jar()
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=timeout, env=env)

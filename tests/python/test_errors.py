@@ -1,0 +1,85 @@
+"""Java exceptions and bridge errors: clear, typed, and never fatal."""
+from __future__ import annotations
+
+import pytest
+
+from py4jni import JavaObject, Py4JError, Py4JJavaError
+
+
+@pytest.fixture
+def thrower(gateway):
+    return gateway.jvm.org.py4jni.fixtures.Thrower
+
+
+def test_java_exception_is_py4j_java_error(thrower):
+    with pytest.raises(Py4JJavaError) as info:
+        thrower.unchecked("boom")
+    err = info.value
+    assert isinstance(err.java_exception, JavaObject)
+    assert err.java_exception.getMessage() == "unchecked: boom"
+    text = str(err)
+    assert text.startswith("An error occurred while calling z:org.py4jni.fixtures.Thrower.unchecked")
+    assert "unchecked: boom" in text
+    assert "\tat org.py4jni.fixtures.Thrower.unchecked" in text  # stack trace at the end
+
+
+def test_checked_custom_and_nested(thrower):
+    with pytest.raises(Py4JJavaError, match="IOException"):
+        thrower.checked("io")
+    with pytest.raises(Py4JJavaError, match="CustomException"):
+        thrower.custom()
+    with pytest.raises(Py4JJavaError) as info:
+        thrower.nested()
+    assert "Caused by" in str(info.value)
+
+
+def test_error_on_instance_call_names_target(gateway):
+    lst = gateway.jvm.java.util.ArrayList()
+    with pytest.raises(Py4JJavaError) as info:
+        lst.get(-1)
+    assert f"calling {lst._target_id}.get" in str(info.value)
+    assert "IndexOutOfBoundsException" in str(info.value)
+
+
+def test_program_continues_after_errors(thrower, gateway):
+    for _ in range(100):
+        with pytest.raises(Py4JJavaError):
+            thrower.npe()
+    assert thrower.divide(6, 3) == 2
+    with pytest.raises(Py4JJavaError, match="ArithmeticException"):
+        thrower.divide(1, 0)
+
+
+def test_unicode_message(thrower):
+    with pytest.raises(Py4JJavaError) as info:
+        thrower.unicode()
+    assert info.value.java_exception.getMessage() == "non-ascii: \u00e9 \U0001f600"
+    assert "\U0001f600" in str(info.value)
+
+
+def test_returned_throwable_is_a_plain_object(thrower, gateway):
+    exc = thrower.make("m")
+    assert isinstance(exc, JavaObject)
+    assert exc.getCause().getMessage() == "cause of m"
+
+
+def test_error_subclass_not_exception(thrower):
+    with pytest.raises(Py4JJavaError, match="AssertionError: assert"):
+        thrower.error()
+
+
+def test_unknown_class_member_field(gateway):
+    with pytest.raises(Py4JError):
+        gateway.jvm.java.lang.String.noSuchStatic
+    with pytest.raises(Py4JError):
+        gateway.jvm.java.util.ArrayList().noSuchMethod()
+
+
+def test_keyword_arguments_are_refused(gateway):
+    with pytest.raises(TypeError, match="keyword"):
+        gateway.jvm.java.lang.Math.max(a=1, b=2)
+
+
+def test_py4j_java_error_is_a_py4j_error(thrower):
+    with pytest.raises(Py4JError):
+        thrower.npe()

@@ -1,0 +1,58 @@
+"""Any Python thread may call Java; the GIL is released while Java runs."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+
+def test_many_threads_call(gateway):
+    counter = gateway.jvm.java.util.concurrent.atomic.AtomicLong()
+    errors: list[BaseException] = []
+
+    def work():
+        try:
+            for _ in range(500):
+                counter.incrementAndGet()
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert counter.get() == 16 * 500
+
+
+@pytest.mark.inproc_only("measures GIL release around an in-process call")
+def test_gil_released_during_java_call(gateway):
+    ticks = []
+    stop = threading.Event()
+
+    def ticker():
+        while not stop.is_set():
+            ticks.append(1)
+            time.sleep(0.001)
+
+    t = threading.Thread(target=ticker)
+    t.start()
+    try:
+        gateway.jvm.java.lang.Thread.sleep(300)  # Python thread must keep running
+    finally:
+        stop.set()
+        t.join()
+    assert len(ticks) > 20
+
+
+def test_threads_that_exit_are_detached(gateway):
+    cls = gateway.jvm.java.lang.Thread
+    before = cls.activeCount()
+    for _ in range(50):
+        t = threading.Thread(target=lambda: gateway.jvm.java.lang.Math.abs(-1))
+        t.start()
+        t.join()
+    time.sleep(0.2)
+    assert cls.activeCount() <= before + 2
