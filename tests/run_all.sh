@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Runs every py4jni test from a fresh machine: sets the machine up (tests/setup_env.sh),
+# then the CMocka suites, the Java self-test and the codec fuzzer smoke run (ctest),
+# then the pytest suites in both transports. Exit status is non-zero on any failure.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/setup_env.sh"
+cd "$P4J_ROOT"
+status=0
+echo "== ctest (CMocka, Java self-test)"
+(cd "$P4J_BUILD" && ctest --output-on-failure -j 1) || status=1
+echo "== pytest"
+"$P4J_VENV/bin/python" -m pytest -p no:faulthandler -q tests/python "$@" || status=1
+exit $status

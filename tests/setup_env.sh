@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Prepares a machine for building and testing py4jni, idempotently:
+#   - Debian packages: compiler, CMake, Ninja, pkg-config, JDK 17, libffi, CMocka
+#   - .venv at the repository root with tests/requirements.txt
+#   - a CMake build in build/ (C library, helper jar, extension, test fixtures)
+# Source it or run it; afterwards build/python holds the importable py4jni package.
+set -euo pipefail
+P4J_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export P4J_ROOT
+
+need=()
+for pkg in gcc cmake ninja-build pkg-config libffi-dev libcmocka-dev openjdk-17-jdk-headless python3-venv; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+if ((${#need[@]})); then
+  echo "setup: installing ${need[*]}" >&2
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+VENV="$P4J_ROOT/.venv"
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "setup: creating $VENV" >&2
+  "$PY" -m venv "$VENV"
+fi
+stamp="$VENV/.requirements.sha"
+want=$(sha256sum "$P4J_ROOT/tests/requirements.txt" | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "setup: installing Python packages" >&2
+  "$VENV/bin/pip" install -q --disable-pip-version-check -r "$P4J_ROOT/tests/requirements.txt"
+  echo "$want" > "$stamp"
+fi
+
+BUILD="$P4J_ROOT/build"
+if [ ! -f "$BUILD/build.ninja" ]; then
+  cmake -S "$P4J_ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DPython_EXECUTABLE="$VENV/bin/python" >/dev/null
+fi
+ninja -C "$BUILD" -j 2 >/dev/null || ninja -C "$BUILD" -j 1
+export P4J_BUILD="$BUILD" P4J_VENV="$VENV"
+export P4J_FIXTURES_JAR="$BUILD/tests/py4jni-test-fixtures.jar"
+export PYTHONPATH="$BUILD/python${PYTHONPATH:+:$PYTHONPATH}"
