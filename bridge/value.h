@@ -32,7 +32,9 @@
     X(P4J_PROXY, 'f')    /* a Python object Java should see (callbacks)     */ \
     X(P4J_CLASS, 0)      /* resolved class: ref to java.lang.Class + fqn     */ \
     X(P4J_PACKAGE, 0)    /* resolved name is a package                       */ \
-    X(P4J_METHOD, 0)     /* resolved static member is a method               */
+    X(P4J_METHOD, 0)     /* resolved static member is a method               */ \
+    X(P4J_SELF, 0)       /* result is the instance call's target itself:     */ \
+                         /* no new ref (fluent APIs: sb.append(x) returns sb) */
 
 typedef enum p4j_kind {
 #define P4J_KIND_ENUM(name, letter) name,

@@ -89,53 +89,94 @@ static void invoke(JNIEnv *env, const p4j_member *m, jclass cls, jobject obj,
     }
 }
 
+/* Deletes the local references argument conversion created for `m`. */
+static void drop_arg_refs(JNIEnv *env, const p4j_member *m, const jvalue *jargs, size_t done)
+{
+    for (size_t i = 0; i < done; i++)
+        if (m->conv[i] >= CONV_STRING && jargs[i].l)
+            (*env)->DeleteLocalRef(env, jargs[i].l);
+}
+
+/* Hot path: no local frame; the references it creates (converted arguments, an object
+ * result) are deleted one by one, which costs less than a frame. */
 static p4j_status inproc_call(p4j_client *c, const p4j_ref *target, unsigned flags,
                               const char *name, size_t name_len, const p4j_value *args,
                               size_t nargs, p4j_value *out, p4j_error *err)
 {
-    JNIEnv *env = enter(c, out, (jint)nargs + 8, err);
+    out->kind = P4J_NULL;
+    out->owned = NULL;
+    out->ref.handle = out->ref.cls = NULL;
+    if (__builtin_expect(c->closed, 0))
+        return p4j_error_set(err, P4J_ERR_CLOSED, "py4jni: the gateway has been shut down");
+    JNIEnv *env = p4j_jvm_env(err);
     if (!env)
         return P4J_ERROR;
     if (!target || !target->handle)
-        return leave(env, null_target(err));
+        return null_target(err);
     bool is_static = flags & P4J_CALL_STATIC;
     p4j_class *pc = target_class(env, target, is_static, err);
     if (!pc)
-        return leave(env, P4J_ERROR);
+        return P4J_ERROR;
     p4j_member *m = p4j_member_find(env, pc, is_static ? MEMBER_STATIC : MEMBER_METHOD, name,
                                     name_len, args, nargs, err);
     if (!m)
-        return leave(env, P4J_ERROR);
+        return P4J_ERROR;
     jvalue jargs[P4J_MAX_ARGS + 1], rv = {0};
-    if (p4j_args_to_java(env, m, args, jargs, err) != P4J_OK)
-        return leave(env, P4J_ERROR);
-    invoke(env, m, pc->cls, (jobject)target->handle, jargs, &rv);
-    if ((*env)->ExceptionCheck(env))
-        return leave(env, p4j_jvm_capture_exception(env, err));
-    return leave(env, p4j_result_from_java(env, (p4j_rconv)m->rconv, rv, out, err));
+    memset(jargs, 0, sizeof(jvalue) * nargs);
+    p4j_status st = p4j_args_to_java(env, m, args, jargs, err);
+    if (st == P4J_OK) {
+        invoke(env, m, pc->cls, (jobject)target->handle, jargs, &rv);
+        if ((*env)->ExceptionCheck(env)) {
+            st = p4j_jvm_capture_exception(env, err);
+        } else if (m->rconv == RCONV_OBJECT && !is_static && rv.l &&
+                   (*env)->IsSameObject(env, rv.l, (jobject)target->handle)) {
+            out->kind = P4J_SELF; /* spares a global ref and a Python object */
+            (*env)->DeleteLocalRef(env, rv.l);
+        } else {
+            st = p4j_result_from_java(env, (p4j_rconv)m->rconv, m, rv, out, err);
+            if (m->rconv >= RCONV_STRING && rv.l)
+                (*env)->DeleteLocalRef(env, rv.l);
+        }
+    }
+    if (m->arg_refs)
+        drop_arg_refs(env, m, jargs, nargs);
+    return st;
 }
 
 static p4j_status inproc_construct(p4j_client *c, const p4j_ref *cls, const p4j_value *args,
                                    size_t nargs, p4j_value *out, p4j_error *err)
 {
-    JNIEnv *env = enter(c, out, (jint)nargs + 8, err);
+    out->kind = P4J_NULL;
+    out->owned = NULL;
+    out->ref.handle = out->ref.cls = NULL;
+    if (__builtin_expect(c->closed, 0))
+        return p4j_error_set(err, P4J_ERR_CLOSED, "py4jni: the gateway has been shut down");
+    JNIEnv *env = p4j_jvm_env(err);
     if (!env)
         return P4J_ERROR;
     if (!cls || !cls->handle)
-        return leave(env, null_target(err));
+        return null_target(err);
     p4j_class *pc = target_class(env, cls, true, err);
     if (!pc)
-        return leave(env, P4J_ERROR);
+        return P4J_ERROR;
     p4j_member *m = p4j_member_find(env, pc, MEMBER_CTOR, "<init>", 6, args, nargs, err);
     if (!m)
-        return leave(env, P4J_ERROR);
+        return P4J_ERROR;
     jvalue jargs[P4J_MAX_ARGS + 1];
-    if (p4j_args_to_java(env, m, args, jargs, err) != P4J_OK)
-        return leave(env, P4J_ERROR);
-    jobject obj = (*env)->NewObjectA(env, pc->cls, m->mid, jargs);
-    if ((*env)->ExceptionCheck(env))
-        return leave(env, p4j_jvm_capture_exception(env, err));
-    return leave(env, p4j_object_to_value(env, obj, out, err));
+    memset(jargs, 0, sizeof(jvalue) * nargs);
+    p4j_status st = p4j_args_to_java(env, m, args, jargs, err);
+    if (st == P4J_OK) {
+        jobject obj = (*env)->NewObjectA(env, pc->cls, m->mid, jargs);
+        if ((*env)->ExceptionCheck(env)) {
+            st = p4j_jvm_capture_exception(env, err);
+        } else {
+            st = p4j_object_of_class(env, obj, pc, out, err);
+            (*env)->DeleteLocalRef(env, obj);
+        }
+    }
+    if (m->arg_refs)
+        drop_arg_refs(env, m, jargs, nargs);
+    return st;
 }
 
 /* Finds the cached field `name` of `target`. */
@@ -179,7 +220,7 @@ static p4j_status inproc_field_get(p4j_client *c, const p4j_ref *target, unsigne
                   : (*env)->GetObjectField(env, obj, m->fid);
         break;
     }
-    return leave(env, p4j_result_from_java(env, (p4j_rconv)m->rconv, rv, out, err));
+    return leave(env, p4j_result_from_java(env, (p4j_rconv)m->rconv, NULL, rv, out, err));
 }
 
 static p4j_status inproc_field_set(p4j_client *c, const p4j_ref *target, unsigned flags,

@@ -165,7 +165,7 @@ p4j_status p4j_args_to_java(JNIEnv *env, const p4j_member *m, const p4j_value *a
                 return P4J_ERROR;
             break;
         }
-        if ((*env)->ExceptionCheck(env))
+        if (m->conv[i] >= CONV_STRING && (*env)->ExceptionCheck(env)) /* it called the JVM */
             return p4j_jvm_capture_exception(env, err);
     }
     return P4J_OK;
@@ -213,8 +213,27 @@ p4j_status p4j_object_to_value(JNIEnv *env, jobject obj, p4j_value *out, p4j_err
         return P4J_OK;
     }
     p4j_class *pc = p4j_class_of(env, obj, err);
-    if (!pc)
-        return P4J_ERROR;
+    return pc ? p4j_object_of_class(env, obj, pc, out, err) : P4J_ERROR;
+}
+
+/* Returns the class of a method's object result, using what `m` knows. */
+static p4j_class *result_class(JNIEnv *env, p4j_member *m, jobject obj, p4j_error *err)
+{
+    if (m->ret_cls)
+        return m->ret_cls;
+    jclass cls = (*env)->GetObjectClass(env, obj);
+    p4j_class *last = __atomic_load_n(&m->last_cls, __ATOMIC_ACQUIRE);
+    p4j_class *pc = last && (*env)->IsSameObject(env, cls, last->cls) ? last
+                                                                      : p4j_class_get(env, cls, err);
+    (*env)->DeleteLocalRef(env, cls);
+    if (pc && pc != last)
+        __atomic_store_n(&m->last_cls, pc, __ATOMIC_RELEASE);
+    return pc;
+}
+
+p4j_status p4j_object_of_class(JNIEnv *env, jobject obj, p4j_class *pc, p4j_value *out,
+                               p4j_error *err)
+{
     switch (pc->role) {
     case 's': return string_result(env, obj, P4J_STRING, out, err);
     case 'j': return bytes_result(env, obj, out, err);
@@ -258,8 +277,8 @@ p4j_status p4j_object_to_value(JNIEnv *env, jobject obj, p4j_value *out, p4j_err
     return p4j_jvm_capture_exception(env, err) == P4J_OK ? P4J_OK : P4J_ERROR;
 }
 
-p4j_status p4j_result_from_java(JNIEnv *env, p4j_rconv rconv, jvalue rv, p4j_value *out,
-                                p4j_error *err)
+p4j_status p4j_result_from_java(JNIEnv *env, p4j_rconv rconv, p4j_member *m, jvalue rv,
+                                p4j_value *out, p4j_error *err)
 {
     switch (rconv) {
     case RCONV_VOID: out->kind = P4J_VOID; return P4J_OK;
@@ -283,8 +302,12 @@ p4j_status p4j_result_from_java(JNIEnv *env, p4j_rconv rconv, jvalue rv, p4j_val
             return P4J_OK;
         }
         return bytes_result(env, rv.l, out, err);
-    case RCONV_OBJECT:
-        return p4j_object_to_value(env, rv.l, out, err);
+    case RCONV_OBJECT: {
+        if (!rv.l || !m)
+            return p4j_object_to_value(env, rv.l, out, err);
+        p4j_class *pc = result_class(env, m, rv.l, err);
+        return pc ? p4j_object_of_class(env, rv.l, pc, out, err) : P4J_ERROR;
+    }
     }
     return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: bad result conversion %d", (int)rconv);
 }

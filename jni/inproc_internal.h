@@ -69,6 +69,12 @@ typedef struct p4j_member {
     uint8_t conv[P4J_MAX_ARGS];              /* p4j_conv per argument             */
     uint8_t rconv;                           /* p4j_rconv of the result / field   */
     bool callstatic;                         /* the resolved method is static     */
+    bool arg_refs;                           /* some argument conversion creates a
+                                                local ref (deleted after the call) */
+    struct p4j_class *ret_cls;               /* object results: their exact class when
+                                                the declared type is final, or NULL */
+    struct p4j_class *last_cls;              /* object results: class seen last time
+                                                (a cache; benign race)             */
     char *desc;                              /* fields: the JNI type descriptor   */
     jclass ftype;                            /* fields: the type (global ref)     */
     bool final;                              /* fields: declared final            */
@@ -107,12 +113,16 @@ p4j_status p4j_args_to_java(JNIEnv *env, const p4j_member *m, const p4j_value *a
                             jvalue *jargs, p4j_error *err);
 
 /* Converts a Java result (`rv` per `rconv`) into `out`. Object results become global
- * refs owned by `out`. */
-p4j_status p4j_result_from_java(JNIEnv *env, p4j_rconv rconv, jvalue rv, p4j_value *out,
-                                p4j_error *err);
+ * refs owned by `out`. `m` (may be NULL) lends its class knowledge for object results. */
+p4j_status p4j_result_from_java(JNIEnv *env, p4j_rconv rconv, p4j_member *m, jvalue rv,
+                                p4j_value *out, p4j_error *err);
 
 /* Converts a Java object (may be NULL) into `out` by its runtime class. */
 p4j_status p4j_object_to_value(JNIEnv *env, jobject obj, p4j_value *out, p4j_error *err);
+
+/* Converts non-NULL `obj`, whose exact class is `pc`, into `out`. */
+p4j_status p4j_object_of_class(JNIEnv *env, jobject obj, p4j_class *pc, p4j_value *out,
+                               p4j_error *err);
 
 /* Returns how an argument of kind letter `key` converts to parameter type `desc`. */
 p4j_conv p4j_conv_for(const char *desc, char key);

@@ -89,9 +89,15 @@ char p4j_arg_key(const p4j_value *v)
 static uint64_t key_hash(p4j_member_kind kind, const char *name, size_t name_len,
                          const char *keys, p4j_class *const *arg_cls, size_t nargs)
 {
-    uint64_t h = 1469598103934665603ull ^ (uint64_t)kind;
-    for (size_t i = 0; i < name_len; i++)
-        h = (h ^ (unsigned char)name[i]) * 1099511628211ull;
+    /* The name contributes its length and first and last 8 bytes: names are compared
+     * in full on a hit, so the hash only has to spread them over buckets. */
+    uint64_t head = 0, tail = 0;
+    memcpy(&head, name, name_len < 8 ? name_len : 8);
+    if (name_len > 8)
+        memcpy(&tail, name + name_len - 8, 8);
+    uint64_t h = (1469598103934665603ull ^ (uint64_t)kind ^ (name_len << 56)) * 1099511628211ull;
+    h = (h ^ head) * 1099511628211ull;
+    h = (h ^ tail) * 1099511628211ull;
     for (size_t i = 0; i < nargs; i++) {
         h = (h ^ (unsigned char)keys[i]) * 1099511628211ull;
         if (arg_cls[i])
@@ -201,8 +207,10 @@ static void plan_conversions(p4j_member *m, const char *sig)
         size_t l = (size_t)(end - p) < sizeof one ? (size_t)(end - p) : sizeof one - 1;
         memcpy(one, p, l);
         one[l] = '\0';
-        if (i < m->nargs)
+        if (i < m->nargs) {
             m->conv[i] = (uint8_t)p4j_conv_for(one, m->keys[i]);
+            m->arg_refs |= m->conv[i] >= CONV_STRING; /* STRING, BYTES, DECIMAL, boxes, proxies */
+        }
         p = end;
     }
     m->rconv = m->kind == MEMBER_CTOR ? RCONV_OBJECT
@@ -279,6 +287,18 @@ static p4j_status resolve_member(JNIEnv *env, p4j_class *pc, p4j_member *m, p4j_
         if (p4j_jvm_capture_exception(env, err) != P4J_OK)
             goto done;
         m->callstatic = (mods & 0x0008) != 0; /* java.lang.reflect.Modifier.STATIC */
+        if (m->kind == MEMBER_CTOR) {
+            m->ret_cls = pc; /* a constructor makes exactly its class */
+        } else {
+            jclass rtype = (*env)->CallObjectMethod(env, member, p4j_jc.Method_getReturnType);
+            if (p4j_jvm_failed(env, err))
+                goto done;
+            jint rmods = (*env)->CallIntMethod(env, rtype, p4j_jc.Class_getModifiers);
+            if (p4j_jvm_failed(env, err))
+                goto done;
+            if ((rmods & 0x0010) && !(*env)->IsSameObject(env, rtype, p4j_jc.Object)) /* FINAL */
+                m->ret_cls = p4j_class_get(env, rtype, err);
+        }
     }
     csig = p4j_jstring_utf8(env, sig);
     if (!csig) {

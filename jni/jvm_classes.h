@@ -28,6 +28,7 @@
     X(Number, "java/lang/Number")                            \
     X(Executable, "java/lang/reflect/Executable")            \
     X(Field, "java/lang/reflect/Field")                      \
+    X(Method, "java/lang/reflect/Method")                    \
     X(BigDecimal, "java/math/BigDecimal")                    \
     X(Bridge, "org/py4jni/Bridge")                           \
     X(BridgeException, "org/py4jni/BridgeException")         \
@@ -37,6 +38,8 @@
 #define P4J_METHOD_TABLE(X)                                                                  \
     X(Object_toString, Object, 0, "toString", "()Ljava/lang/String;")                        \
     X(Class_getName, Class, 0, "getName", "()Ljava/lang/String;")                            \
+    X(Class_getModifiers, Class, 0, "getModifiers", "()I")                                   \
+    X(Method_getReturnType, Method, 0, "getReturnType", "()Ljava/lang/Class;")               \
     X(Executable_getModifiers, Executable, 0, "getModifiers", "()I")                         \
     X(Field_getType, Field, 0, "getType", "()Ljava/lang/Class;")                             \
     X(Field_getModifiers, Field, 0, "getModifiers", "()I")                                   \

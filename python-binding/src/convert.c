@@ -62,11 +62,37 @@ static int keep_temp(p4j_argpack *pack, PyObject *o)
     return PyList_Append(pack->temps, o);
 }
 
+/* Converts a Python int. */
+static int int_value(PyObject *o, p4j_value *v)
+{
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow) {
+        PyErr_Format(p4j_reg.Py4JError, "py4jni: int %R does not fit a Java long (64 bits)", o);
+        return -1;
+    }
+    if (x == -1 && PyErr_Occurred())
+        return -1;
+    if (x >= INT32_MIN && x <= INT32_MAX) {
+        v->kind = P4J_INT;
+        v->u.i = (int32_t)x;
+    } else {
+        v->kind = P4J_LONG;
+        v->u.l = x;
+    }
+    return 0;
+}
+
 int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *pack,
                       Py_ssize_t index)
 {
     v->owned = NULL;
     v->ref.handle = v->ref.cls = NULL;
+    /* Exact built-in types first: the common arguments cost one pointer compare. */
+    if (PyLong_CheckExact(o))
+        return int_value(o, v);
+    if (PyUnicode_CheckExact(o))
+        return str_value(o, v);
     if (P4J_IS_JAVAOBJECT(o)) {
         JavaObject *jo = (JavaObject *)o;
         if (!jo->ref.handle) {
@@ -88,25 +114,8 @@ int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *
         v->u.b = o == Py_True;
         return 0;
     }
-    if (PyLong_Check(o)) {
-        int overflow = 0;
-        long long x = PyLong_AsLongLongAndOverflow(o, &overflow);
-        if (overflow) {
-            PyErr_Format(p4j_reg.Py4JError,
-                         "py4jni: int %R does not fit a Java long (64 bits)", o);
-            return -1;
-        }
-        if (x == -1 && PyErr_Occurred())
-            return -1;
-        if (x >= INT32_MIN && x <= INT32_MAX) {
-            v->kind = P4J_INT;
-            v->u.i = (int32_t)x;
-        } else {
-            v->kind = P4J_LONG;
-            v->u.l = x;
-        }
-        return 0;
-    }
+    if (PyLong_Check(o))
+        return int_value(o, v);
     if (PyFloat_Check(o)) {
         v->kind = P4J_DOUBLE;
         v->u.d = PyFloat_AS_DOUBLE(o);

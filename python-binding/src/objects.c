@@ -126,6 +126,8 @@ static PyObject *member_vectorcall(PyObject *self, PyObject *const *args, size_t
     p4j_args_release(&pack);
     if (st != P4J_OK)
         return call_failed(cl, &err, ref, m);
+    if (out.kind == P4J_SELF)
+        return Py_NewRef(m->owner);
     return p4j_value_to_py(cl, &out);
 }
 
