@@ -76,7 +76,7 @@ class CallbackServerParameters:
         self.auth_token = auth_token
 
 
-class JavaPackage:
+class JavaPackage(_py4jni.Namespace):
     """A Java package name: attributes are sub-packages or classes (resolved once and
     cached); calling a package raises TypeError."""
 
@@ -84,9 +84,8 @@ class JavaPackage:
         self.__dict__["_fqn"] = fqn
         self.__dict__["_gateway_client"] = client
 
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") and name.endswith("__"):
-            raise AttributeError(name)
+    def _resolve(self, name: str) -> Any:
+        """Resolves ``<package>.name`` (one transport call), caching the answer."""
         fqn = f"{self._fqn}.{name}"
         found = self._gateway_client.resolve(None, fqn)
         if found is None:
@@ -104,7 +103,7 @@ class JavaPackage:
         return f"<JavaPackage {self._fqn}>"
 
 
-class JVMView:
+class JVMView(_py4jni.Namespace):
     """A namespace of Java names with its own imports (``java.lang.*`` always).
 
     ``view.ArrayList`` resolves through the imports; ``view.java.util`` is a package.
@@ -114,12 +113,11 @@ class JVMView:
         self.__dict__["_gateway_client"] = client
         self.__dict__["_view"] = view_ref  # JavaObject of the view, None = default view
         self.__dict__["_id"] = name
-        self.__dict__["_resolved"] = set()  # names cached in __dict__ by __getattr__
+        self.__dict__["_resolved"] = set()  # names cached in __dict__ by _resolve
         self.__dict__["_lock"] = threading.Lock()
 
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") and name.endswith("__"):
-            raise AttributeError(name)
+    def _resolve(self, name: str) -> Any:
+        """Resolves ``name`` through this view's imports (one transport call), caching it."""
         found = self._gateway_client.resolve(self._view, name)
         if found is None:
             found = JavaPackage(name, self._gateway_client)
@@ -187,7 +185,7 @@ def is_instance_of(gateway: "JavaGateway", java_object: Any, java_class: Any) ->
     return gateway.jvm.py4j.reflection.TypeUtil.isInstanceOf(java_class, java_object)
 
 
-class JavaGateway:
+class JavaGateway(_py4jni.Namespace):
     """py4j's entry object. By default it embeds the JVM in this process.
 
     In-process options (py4jni's own): ``classpath`` (str or list), ``jvm_options``
@@ -301,8 +299,9 @@ class JavaGateway:
     def shutdown_callback_server(self, raise_exception: bool = False) -> None:
         """Accepted for py4j compatibility."""
 
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name.startswith("_"):
+    def _resolve(self, name: str) -> Any:
+        """Unknown gateway attributes are the entry point's (py4j's rule)."""
+        if name.startswith("_"):
             raise AttributeError(name)
         ep = self.__dict__.get("entry_point")
         if ep is None:

@@ -46,7 +46,7 @@ typedef struct JavaMemberObject {
     vectorcallfunc vectorcall;
 } JavaMemberObject;
 
-extern PyTypeObject ClientType, JavaObjectType, JavaClassType, JavaMemberType;
+extern PyTypeObject ClientType, JavaObjectType, JavaClassType, JavaMemberType, NamespaceType;
 
 /* Exception classes and collection wrappers registered by the py4jni package. */
 typedef struct p4j_registry {

@@ -630,3 +630,32 @@ PyTypeObject JavaClassType = {
     .tp_methods = jclass_methods,
     .tp_getset = jclass_getset,
 };
+
+/* ---------------------------------------------------------------- Namespace */
+
+/* Base of JVMView, JavaPackage and JavaGateway: attribute reads hit the instance
+ * __dict__ at C speed; a miss (not a dunder) calls self._resolve(name), which may
+ * store the answer in __dict__ for next time. */
+static PyObject *ns_getattro(PyObject *self, PyObject *name)
+{
+    PyObject *r = PyObject_GenericGetAttr(self, name);
+    if (r || !PyErr_ExceptionMatches(PyExc_AttributeError) || !PyUnicode_Check(name) ||
+        is_dunder(name))
+        return r;
+    PyErr_Clear();
+    static PyObject *resolve_name;
+    if (!resolve_name && !(resolve_name = PyUnicode_InternFromString("_resolve")))
+        return NULL;
+    return PyObject_CallMethodOneArg(self, resolve_name, name);
+}
+
+PyTypeObject NamespaceType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "py4jni._py4jni.Namespace",
+    .tp_doc = "Base of py4jni's name spaces: cached names read at C speed, a miss calls "
+              "self._resolve(name).",
+    .tp_basicsize = sizeof(PyObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_getattro = ns_getattro,
+    .tp_new = PyType_GenericNew,
+};
