@@ -1,0 +1,53 @@
+# tests/c/socket_tests.cmake - CMocka tests of the py4j wire codec and socket client.
+# Included from tests/CMakeLists.txt; needs the p4j_bridge target.
+#   test_wire           codec only, no server
+#   test_socket_client  against a real py4j GatewayServer started by the test
+#                       (skipped when P4J_PY4J_JAR is empty)
+
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(P4J_CMOCKA REQUIRED IMPORTED_TARGET cmocka)
+
+# Default jar: the one shipped in the active Python's py4j wheel (share/py4j/).
+if(NOT DEFINED CACHE{P4J_PY4J_JAR})
+  set(_p4j_default_jar "")
+  if(NOT Python_EXECUTABLE)
+    find_package(Python COMPONENTS Interpreter QUIET)
+  endif()
+  if(Python_EXECUTABLE)
+    execute_process(
+      COMMAND "${Python_EXECUTABLE}" -c
+        "import sys\ntry:\n from py4j.java_gateway import find_jar_path; print(find_jar_path())\nexcept Exception:\n print('')\nprint(sys.prefix)"
+      OUTPUT_VARIABLE _p4j_py_out OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    string(REPLACE "\n" ";" _p4j_py_lines "${_p4j_py_out}")
+    list(GET _p4j_py_lines 0 _p4j_found)
+    list(GET _p4j_py_lines -1 _p4j_prefix)
+    if(_p4j_found AND EXISTS "${_p4j_found}")
+      get_filename_component(_p4j_default_jar "${_p4j_found}" ABSOLUTE)
+    else()
+      file(GLOB _p4j_jars "${_p4j_prefix}/share/py4j/py4j*.jar")
+      if(_p4j_jars)
+        list(GET _p4j_jars 0 _p4j_default_jar)
+      endif()
+    endif()
+  endif()
+  set(P4J_PY4J_JAR "${_p4j_default_jar}" CACHE FILEPATH
+      "py4j jar for the socket-client tests (empty: those tests are skipped)")
+endif()
+
+# The JVM that runs the py4j server: the JDK the root found, else `java` on PATH.
+set(_p4j_java "java")
+if(Java_JAVA_EXECUTABLE)
+  set(_p4j_java "${Java_JAVA_EXECUTABLE}")
+endif()
+
+add_executable(test_wire "${CMAKE_CURRENT_LIST_DIR}/test_wire.c")
+target_link_libraries(test_wire PRIVATE p4j_bridge PkgConfig::P4J_CMOCKA m)
+
+add_executable(test_socket_client "${CMAKE_CURRENT_LIST_DIR}/test_socket_client.c")
+target_link_libraries(test_socket_client PRIVATE p4j_bridge PkgConfig::P4J_CMOCKA m)
+
+add_test(NAME socket_wire COMMAND test_wire)
+add_test(NAME socket_client COMMAND test_socket_client)
+set_tests_properties(socket_client PROPERTIES
+  ENVIRONMENT "P4J_PY4J_JAR=${P4J_PY4J_JAR};P4J_JAVA=${_p4j_java}"
+  TIMEOUT 300)
