@@ -169,6 +169,9 @@ def get_method(java_object: Any, method_name: str) -> JavaMember:
 
 def get_java_class(java_class: JavaClass) -> JavaObject:
     """The ``java.lang.Class`` object (a JavaObject) of a JavaClass."""
+    client = java_class._gateway_client
+    if client.kind == "socket":  # py4j's server has no ref for a class: ask Java
+        return client.resolve(None, "java.lang.Class").forName(java_class._fqn)
     return java_class._java_lang_class
 
 
@@ -176,7 +179,7 @@ def is_instance_of(gateway: "JavaGateway", java_object: Any, java_class: Any) ->
     """True when ``java_object`` is an instance of ``java_class`` (a fully qualified name,
     a JavaClass or a java.lang.Class JavaObject)."""
     if isinstance(java_class, JavaClass):
-        java_class = java_class._java_lang_class
+        java_class = get_java_class(java_class)
     elif not isinstance(java_class, (str, JavaObject)):
         raise Py4JError("java_class must be a string, a JavaClass, or a JavaObject")
     client = gateway._gateway_client
@@ -317,12 +320,10 @@ class JavaGateway(_py4jni.Namespace):
 
 def _connect_socket(params: GatewayParameters) -> Any:
     """Opens a socket-mode client to a py4j GatewayServer."""
-    if not hasattr(_py4jni, "socket_client"):
-        raise Py4JError("py4jni was built without socket mode")
     return _py4jni.socket_client(params.address, params.port, params.auth_token,
                                  float(params.read_timeout or 0.0))
 
 
 def _socket_entry_point(client: Any) -> Any:
-    """The GatewayServer's entry point object (id ``t``)."""
-    return _py4jni.entry_point(client) if hasattr(_py4jni, "entry_point") else None
+    """The GatewayServer's entry point object (py4j's fixed id ``t``)."""
+    return _py4jni.object_ref(client, "t")

@@ -138,7 +138,7 @@ int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *
         v->u.bytes.len = (size_t)pack->bufs[index].len;
         return 0;
     }
-    if (P4J_IS_JAVACLASS(o)) { /* a JavaClass passes as its java.lang.Class */
+    if (P4J_IS_JAVACLASS(o) && p4j_client_is_inproc(cl->c)) { /* as its java.lang.Class */
         v->kind = P4J_REF;
         v->ref.handle = ((JavaClassObject *)o)->ref.handle;
         v->ref.cls = NULL; /* a CLASS ref's cls is the class it names, not java.lang.Class */

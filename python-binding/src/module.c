@@ -9,6 +9,7 @@
 #include "binding.h"
 #include "inproc.h"
 #include "jvm.h"
+#include "socket_client.h"
 
 /* Runs a transport operation with the GIL released; expands to a p4j_status. */
 #define P4J_RUN(st, expr)           \
@@ -360,6 +361,69 @@ static PyObject *mod_inproc_client(PyObject *mod, PyObject *args, PyObject *kw)
     return client_wrap_new(c);
 }
 
+static PyObject *mod_socket_client(PyObject *mod, PyObject *args, PyObject *kw)
+{
+    (void)mod;
+    static char *kwlist[] = {"address", "port", "auth_token", "read_timeout", NULL};
+    const char *address = "127.0.0.1", *token = NULL;
+    int port = 25333;
+    double timeout = 0.0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zizd:socket_client", kwlist, &address, &port,
+                                     &token, &timeout))
+        return NULL;
+    p4j_client *c = NULL;
+    p4j_error err = {0};
+    p4j_status st;
+    P4J_RUN(st, p4j_socket_client_new(address, port, token, timeout, &c, &err));
+    if (st != P4J_OK) {
+        PyObject *type = err.kind == P4J_ERR_NETWORK ? p4j_reg.Py4JNetworkError : p4j_reg.Py4JError;
+        PyErr_SetString(type ? type : PyExc_RuntimeError,
+                        err.message ? err.message : "py4jni: cannot create the socket client");
+        p4j_error_clear(NULL, &err);
+        return NULL;
+    }
+    return client_wrap_new(c);
+}
+
+static PyObject *mod_object_ref(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    PyObject *client;
+    const char *id;
+    if (!PyArg_ParseTuple(args, "O!s:object_ref", &ClientType, &client, &id))
+        return NULL;
+    ClientObject *cl = (ClientObject *)client;
+    if (p4j_client_is_inproc(cl->c)) {
+        PyErr_SetString(PyExc_ValueError, "object_ref names socket-mode object ids only");
+        return NULL;
+    }
+    p4j_ref ref;
+    p4j_error err = {0};
+    if (p4j_socket_ref_new(id, false, &ref, &err) != P4J_OK)
+        return p4j_raise(cl, &err, NULL);
+    return p4j_wrap_ref(cl, P4J_REF, &ref);
+}
+
+static PyObject *mod_shutdown_server(PyObject *mod, PyObject *arg)
+{
+    (void)mod;
+    if (!PyObject_TypeCheck(arg, &ClientType)) {
+        PyErr_SetString(PyExc_TypeError, "shutdown_server needs a Client");
+        return NULL;
+    }
+    ClientObject *cl = (ClientObject *)arg;
+    if (p4j_client_is_inproc(cl->c)) {
+        PyErr_SetString(PyExc_ValueError, "shutdown_server is for socket clients");
+        return NULL;
+    }
+    p4j_error err = {0};
+    p4j_status st;
+    P4J_RUN(st, p4j_socket_client_shutdown_server(cl->c, &err));
+    if (st != P4J_OK)
+        return p4j_raise(cl, &err, NULL);
+    Py_RETURN_NONE;
+}
+
 static PyObject *mod_register(PyObject *mod, PyObject *args, PyObject *kw)
 {
     (void)mod;
@@ -427,6 +491,13 @@ static PyMethodDef module_methods[] = {
     {"inproc_client", (PyCFunction)(void (*)(void))mod_inproc_client, METH_VARARGS | METH_KEYWORDS,
      "inproc_client(helper_jar, classpath=None, options=(), libjvm=None, check_jni=False, "
      "keep_signals=False): starts (or joins) this process's JVM and returns a Client."},
+    {"socket_client", (PyCFunction)(void (*)(void))mod_socket_client, METH_VARARGS | METH_KEYWORDS,
+     "socket_client(address='127.0.0.1', port=25333, auth_token=None, read_timeout=0.0): a "
+     "Client speaking py4j's protocol to a GatewayServer (connects on first use)."},
+    {"object_ref", mod_object_ref, METH_VARARGS,
+     "object_ref(client, id): a JavaObject for a known socket-mode object id ('t')."},
+    {"shutdown_server", mod_shutdown_server, METH_O,
+     "shutdown_server(client): asks the GatewayServer to stop, then closes the client."},
     {"_register", (PyCFunction)(void (*)(void))mod_register, METH_VARARGS | METH_KEYWORDS,
      "Registers the package's exception classes and collection wrapper types."},
     {"find_libjvm", mod_find_libjvm, METH_VARARGS,
@@ -446,7 +517,8 @@ static struct PyModuleDef module_def = {
 
 PyMODINIT_FUNC PyInit__py4jni(void)
 {
-    PyTypeObject *types[] = {&ClientType, &JavaObjectType, &JavaClassType, &JavaMemberType};
+    PyTypeObject *types[] = {&ClientType, &JavaObjectType, &JavaClassType, &JavaMemberType,
+                             &NamespaceType};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
         if (PyType_Ready(types[i]) < 0)
             return NULL;
@@ -456,7 +528,12 @@ PyMODINIT_FUNC PyInit__py4jni(void)
     if (PyModule_AddObjectRef(m, "Client", (PyObject *)&ClientType) < 0 ||
         PyModule_AddObjectRef(m, "JavaObject", (PyObject *)&JavaObjectType) < 0 ||
         PyModule_AddObjectRef(m, "JavaClass", (PyObject *)&JavaClassType) < 0 ||
-        PyModule_AddObjectRef(m, "JavaMember", (PyObject *)&JavaMemberType) < 0) {
+        PyModule_AddObjectRef(m, "JavaMember", (PyObject *)&JavaMemberType) < 0 ||
+        PyModule_AddObjectRef(m, "Namespace", (PyObject *)&NamespaceType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (p4j_arrays_init(m) < 0 || p4j_batches_init(m) < 0) { /* collections and arrays */
         Py_DECREF(m);
         return NULL;
     }

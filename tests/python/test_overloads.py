@@ -15,17 +15,26 @@ def ov(gateway):
 
 @pytest.mark.parametrize("method,arg,expected", [
     ("intLong", 1, "int"), ("intLong", 2**40, "long"), ("longOnly", 1, "long"),
-    ("shortByte", 1, "short"), ("byteOnly", 1, "byte"), ("longShort", 1, "long"),
+    ("shortByte", 1, "short"), ("byteOnly", 1, "byte"),
     ("boxed", 1, "Integer"), ("boxed", 2**40, "Long"), ("intInteger", 1, "int"),
     ("doubleFloat", 1.5, "double"), ("floatOnly", 1.5, "float"), ("doubleBox", 1.5, "Double"),
     ("floatBox", 1.5, "Float"), ("strChar", "a", "String"), ("obj", "s", "String"),
-    ("objSeq", "s", "CharSequence"), ("boolOnly", True, "boolean"), ("boolInt", True, "boolean"),
+    ("boolOnly", True, "boolean"), ("boolInt", True, "boolean"),
     ("boolInt", 3, "int"), ("boolBox", False, "Boolean"), ("number", 3, "Number"),
     ("bytes", b"x", "byte[]"), ("bytes", "x", "String"), ("bytesObj", b"x", "Object"),
     ("decimal", Decimal("1"), "BigDecimal"), ("decimal", 1.0, "double"),
     ("nulPrim", None, "String"), ("nulEcho", None, "String:null"),
 ])
 def test_choice(ov, method, arg, expected):
+    assert getattr(ov, method)(arg) == expected
+
+
+@pytest.mark.inproc_only("equal-cost ties: py4j's server takes getMethods() order, "
+                         "which the JVM does not fix; py4jni orders candidates itself")
+@pytest.mark.parametrize("method,arg,expected", [
+    ("longShort", 1, "long"), ("objSeq", "s", "CharSequence"),
+    ("numberComparable", 1, "Number")])
+def test_tie_order_is_deterministic(ov, method, arg, expected):
     assert getattr(ov, method)(arg) == expected
 
 
@@ -58,6 +67,7 @@ def test_int_is_not_a_double(ov, gateway):
     assert gateway.jvm.java.lang.Math.sqrt(4.0) == 2.0
 
 
+@pytest.mark.inproc_only("in socket mode the message is py4j's server's own (no candidates)")
 def test_no_applicable_method_lists_candidates(ov):
     with pytest.raises(Py4JError) as info:
         ov.intLong("text")
@@ -70,6 +80,8 @@ def test_unknown_method(ov):
         ov.nosuchmethod(1)
 
 
+@pytest.mark.inproc_only("py4j's server chooses the overload and truncates; the socket "
+                         "client does not know the parameter types")
 def test_overflow_is_an_error_not_truncation(ov):
     with pytest.raises(Py4JError, match="out of range"):
         ov.byteOnly(300)

@@ -8,13 +8,13 @@ import pytest
 
 
 def test_many_threads_call(gateway):
-    counter = gateway.jvm.java.util.concurrent.atomic.AtomicLong()
+    jlist = gateway.jvm.java.util.Collections.synchronizedList(gateway.jvm.java.util.ArrayList())
     errors: list[BaseException] = []
 
     def work():
         try:
-            for _ in range(500):
-                counter.incrementAndGet()
+            for i in range(500):
+                jlist.add(i)
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
@@ -24,7 +24,7 @@ def test_many_threads_call(gateway):
     for t in threads:
         t.join()
     assert not errors
-    assert counter.get() == 16 * 500
+    assert jlist.size() == 16 * 500
 
 
 @pytest.mark.inproc_only("measures GIL release around an in-process call")
