@@ -10,6 +10,7 @@ from .java_gateway import (CallbackServerParameters, GatewayParameters, JavaClas
                            JavaGateway, JavaMember, JavaObject, JavaPackage, JVMView,
                            get_field, get_java_class, get_method, helper_jar_path,
                            is_instance_of, java_import, remove_imports, set_field)
+from .launcher import find_jar_path, launch_gateway
 from .protocol import (Py4JAuthenticationError, Py4JError, Py4JJavaError,
                        Py4JNetworkError)
 
@@ -22,5 +23,5 @@ __all__ = [
     "JavaPackage", "JavaClass", "JavaObject", "JavaMember", "java_import",
     "remove_imports", "get_field", "set_field", "get_method", "is_instance_of",
     "get_java_class", "helper_jar_path", "Py4JError", "Py4JJavaError",
-    "Py4JNetworkError", "Py4JAuthenticationError",
+    "Py4JNetworkError", "Py4JAuthenticationError", "launch_gateway", "find_jar_path",
 ]

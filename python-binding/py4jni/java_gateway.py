@@ -287,11 +287,47 @@ class JavaGateway(_py4jni.Namespace):
         pydoc.pager(page)
         return None
 
+    @classmethod
+    def launch_gateway(cls, port: int = 0, jarpath: str = "", classpath: str = "",
+                       javaopts: Sequence[str] = (), die_on_exit: bool = False,
+                       redirect_stdout: Any = None, redirect_stderr: Any = None,
+                       daemonize_redirect: bool = True, java_path: str = "java",
+                       create_new_process_group: bool = False, enable_auth: bool = False,
+                       cwd: str | None = None, use_shell: bool = False,
+                       **gateway_kwargs: Any) -> "JavaGateway":
+        """Starts py4j's GatewayServer in a child ``java`` process and returns a socket-mode
+        gateway to it; ``shutdown()`` stops that process."""
+        from .launcher import launch_gateway
+        out = launch_gateway(port, jarpath, classpath, javaopts, die_on_exit, redirect_stdout,
+                             redirect_stderr, daemonize_redirect, java_path,
+                             create_new_process_group, enable_auth, cwd, True, use_shell)
+        the_port, token, proc = out if enable_auth else (out[0], None, out[1])
+        params = gateway_kwargs.pop("gateway_parameters", None) or GatewayParameters()
+        params.port, params.auth_token = the_port, token
+        gateway = cls(gateway_parameters=params, **gateway_kwargs)
+        gateway.java_process = proc
+        return gateway
+
     def shutdown(self, raise_exception: bool = False) -> None:
         """Closes the gateway: later use of its objects raises Py4JError. In-process the
-        JVM stays up (a JVM cannot be restarted in one process)."""
+        JVM stays up (a JVM cannot be restarted in one process); a GatewayServer this
+        gateway launched is stopped."""
         from . import _hooks
         _hooks.before_shutdown(self)
+        proc = self.__dict__.get("java_process")
+        if proc is not None:
+            try:
+                _py4jni.shutdown_server(self._gateway_client)
+            except Py4JError:
+                pass
+            try:
+                if proc.stdin:
+                    proc.stdin.close()  # --die-on-broken-pipe servers exit on EOF
+                proc.wait(timeout=5)
+            except Exception:  # noqa: BLE001 - a server that ignores 's' is killed
+                proc.kill()
+                proc.wait()
+            self.__dict__["java_process"] = None
         self._gateway_client.shutdown()
 
     def close(self, keep_callback_server: bool = False,
