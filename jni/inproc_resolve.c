@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fault.h"
 #include "inproc_internal.h"
 #include "jstrings.h"
 #include "jvm.h"
@@ -29,6 +30,10 @@ p4j_class *p4j_class_get(JNIEnv *env, jclass cls, p4j_error *err)
     jlong info = (*env)->CallStaticLongMethod(env, p4j_jc.Bridge, p4j_jc.Bridge_classInfo, cls);
     if (p4j_jvm_capture_exception(env, err) != P4J_OK)
         return NULL;
+    if (P4J_FAULT("class.lookup")) {
+        p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: injected fault class.lookup");
+        return NULL;
+    }
     uint32_t id = (uint32_t)(info >> 8);
     if (id >= (uint32_t)NCHUNKS * CHUNK_SIZE) {
         p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: too many distinct Java classes");
@@ -48,8 +53,13 @@ p4j_class *p4j_class_get(JNIEnv *env, jclass cls, p4j_error *err)
                 __atomic_store_n(&chunks[id >> CHUNK_BITS], chunk, __ATOMIC_RELEASE);
         }
         pc = chunk ? calloc(1, sizeof *pc) : NULL;
+        jclass global = pc ? (jclass)p4j_jvm_global_new(env, cls) : NULL;
+        if (pc && !global) {
+            free(pc);
+            pc = NULL;
+        }
         if (pc) {
-            pc->cls = (jclass)p4j_jvm_global_new(env, cls);
+            pc->cls = global;
             pc->id = id;
             pc->role = (char)(info & 0xff);
             pthread_mutex_init(&pc->lock, NULL);
@@ -341,7 +351,7 @@ p4j_member *p4j_member_find(JNIEnv *env, p4j_class *pc, p4j_member_kind kind,
     if (__builtin_expect(m != NULL, 1))
         return m;
 
-    m = calloc(1, sizeof *m);
+    m = P4J_FAULT("member.alloc") ? NULL : calloc(1, sizeof *m);
     char *copy = malloc(name_len + 1);
     if (!m || !copy) {
         free(m);

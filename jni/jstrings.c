@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fault.h"
 #include "jvm.h"
 
 #define STACK_UNITS 256
@@ -56,7 +57,7 @@ jstring p4j_jstring_new(JNIEnv *env, const p4j_str *s, p4j_error *err)
     jsize n = 0;
     jstring out = NULL;
     size_t cap = s->enc == P4J_ENC_UCS4 ? 2 * s->len : s->len; /* upper bound in units */
-    if (cap > STACK_UNITS && !(buf = malloc(cap * sizeof(jchar)))) {
+    if (cap > STACK_UNITS && (P4J_FAULT("string.alloc") || !(buf = malloc(cap * sizeof(jchar))))) {
         p4j_error_set(err, P4J_ERR_MEMORY, "out of memory converting a string");
         return NULL;
     }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fault.h"
 #include "jvm_classes.h"
 
 typedef jint (*create_vm_fn)(JavaVM **, void **, void *);
@@ -20,10 +21,12 @@ static volatile int vm_ready;      /* set (release) once classes are resolved */
 static volatile int forked_child;  /* set in a fork() child: the JVM there is dead */
 static char libjvm_path[PATH_MAX];
 static char *started_classpath;    /* -Djava.class.path the JVM was created with */
+static char *started_options;      /* the other options it was created with, joined */
 static pthread_key_t detach_key;
 static long global_count;
 
-static __thread JNIEnv *tls_env;
+/* initial-exec: one %fs-relative load on the hot path instead of __tls_get_addr */
+static __thread JNIEnv *tls_env __attribute__((tls_model("initial-exec")));
 
 static void on_fork_child(void) { forked_child = 1; tls_env = NULL; }
 
@@ -43,7 +46,7 @@ long p4j_jvm_global_count(void) { return __atomic_load_n(&global_count, __ATOMIC
 
 jobject p4j_jvm_global_new(JNIEnv *env, jobject obj)
 {
-    if (!obj)
+    if (!obj || P4J_FAULT("jvm.global_new"))
         return NULL;
     jobject g = (*env)->NewGlobalRef(env, obj);
     if (g)
@@ -139,6 +142,25 @@ static char *join_classpath(const p4j_jvm_options *o)
     return cp;
 }
 
+/* Joins the options that shape the JVM (besides the classpath) for comparison. */
+static char *join_options(const p4j_jvm_options *o)
+{
+    size_t len = 32;
+    for (size_t i = 0; i < o->noptions; i++)
+        len += strlen(o->options[i]) + 1;
+    char *s = malloc(len);
+    if (!s)
+        return NULL;
+    strcpy(s, o->keep_signals ? "" : "-Xrs");
+    if (o->check_jni)
+        strcat(s, " -Xcheck:jni");
+    for (size_t i = 0; i < o->noptions; i++) {
+        strcat(s, " ");
+        strcat(s, o->options[i]);
+    }
+    return s;
+}
+
 static p4j_status create_vm(const p4j_jvm_options *o, char *cp, p4j_error *err)
 {
     char found[PATH_MAX + 2048];
@@ -196,9 +218,12 @@ p4j_status p4j_jvm_start(const p4j_jvm_options *o, p4j_error *err)
 {
     if (!o->helper_jar || !*o->helper_jar)
         return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: the helper jar path is required");
-    char *cp = join_classpath(o);
-    if (!cp)
+    char *cp = join_classpath(o), *opts = join_options(o);
+    if (!cp || !opts) {
+        free(cp);
+        free(opts);
         return p4j_error_set(err, P4J_ERR_MEMORY, "out of memory");
+    }
     p4j_status st = P4J_OK;
     pthread_mutex_lock(&start_lock);
     if (forked_child) {
@@ -206,17 +231,28 @@ p4j_status p4j_jvm_start(const p4j_jvm_options *o, p4j_error *err)
                            "py4jni: this process was forked after the JVM started; the JVM "
                            "cannot run in a fork child (use multiprocessing's 'spawn')");
     } else if (vm_ready) {
+        /* A later gateway joins the JVM; it may leave the options out (no extra
+         * options, defaults otherwise) but may not ask for different ones. */
+        bool default_opts = o->noptions == 0 && !o->check_jni && !o->keep_signals;
         if (strcmp(cp, started_classpath) != 0)
             st = p4j_error_set(err, P4J_ERR_BRIDGE,
                                "py4jni: the JVM of this process is already running with "
                                "%s; a process holds one JVM, so a second gateway must use "
                                "the same classpath", started_classpath);
+        else if (!default_opts && strcmp(opts, started_options) != 0)
+            st = p4j_error_set(err, P4J_ERR_BRIDGE,
+                               "py4jni: the JVM of this process is already running with "
+                               "options [%s]; a second gateway cannot ask for [%s]",
+                               started_options, opts);
         free(cp);
+        free(opts);
     } else if ((st = create_vm(o, cp, err)) == P4J_OK) {
         started_classpath = cp;
+        started_options = opts;
         __atomic_store_n(&vm_ready, 1, __ATOMIC_RELEASE);
     } else {
         free(cp);
+        free(opts);
     }
     pthread_mutex_unlock(&start_lock);
     return st;
@@ -237,13 +273,20 @@ JNIEnv *p4j_jvm_env(p4j_error *err)
         p4j_error_set(err, P4J_ERR_CLOSED, "py4jni: no JVM is running in this process");
         return NULL;
     }
-    if ((*the_vm)->AttachCurrentThreadAsDaemon(the_vm, (void **)&env, NULL) != JNI_OK) {
+    if (P4J_FAULT("jvm.attach") ||
+        (*the_vm)->AttachCurrentThreadAsDaemon(the_vm, (void **)&env, NULL) != JNI_OK) {
         p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: cannot attach this thread to the JVM");
         return NULL;
     }
     tls_env = env;
     pthread_setspecific(detach_key, (void *)1); /* arms detach_thread at thread exit */
     return env;
+}
+
+void p4j_jvm_adopt_env(JNIEnv *env)
+{
+    if (__builtin_expect(tls_env == NULL, 0))
+        tls_env = env; /* the JVM attached this thread: no detach at exit from us */
 }
 
 /* Returns a malloc'd UTF-8 copy of a Java string (NULL for a NULL string). */

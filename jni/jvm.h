@@ -36,6 +36,11 @@ bool p4j_jvm_started(void);
  * is a fork() child of the one that started the JVM. */
 JNIEnv *p4j_jvm_env(p4j_error *err);
 
+/* Records `env` as the calling thread's JNIEnv when it has none yet: for native methods
+ * called on threads the JVM attached itself (Java threads calling back into Python), so
+ * that p4j_jvm_env neither re-attaches them nor detaches them at exit. */
+void p4j_jvm_adopt_env(JNIEnv *env);
+
 /* Returns the path of the libjvm that was loaded ("" before start). */
 const char *p4j_jvm_libjvm_path(void);
 

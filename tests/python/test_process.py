@@ -117,3 +117,17 @@ def test_check_jni_mode_runs_clean():
         "print('done', str(sb))\n")
     assert r.stdout.strip() == "done a1x2.5true", r.stdout + r.stderr
     assert "WARNING" not in r.stdout + r.stderr, r.stdout + r.stderr
+
+
+def test_second_gateway_with_other_jvm_options_is_refused():
+    r = run_python(
+        "from py4jni import JavaGateway, Py4JError\n"
+        "gw = JavaGateway(jvm_options=['-Xmx300m'])\n"
+        "same = JavaGateway(jvm_options=['-Xmx300m'])\n"
+        "joined = JavaGateway()\n"
+        "try:\n"
+        "    JavaGateway(jvm_options=['-Xmx400m'])\n"
+        "except Py4JError as e:\n"
+        "    print('ERR', e)\n")
+    assert "ERR py4jni: the JVM of this process is already running with options [-Xrs -Xmx300m]" \
+        in r.stdout, r.stdout + r.stderr
