@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# perf/run.sh: the main job. From a fresh machine: create .venv at the repo root if
+# missing, install what perf needs (perf/requirements.txt) and py4jni itself
+# (`pip install .` of the repo root), then run the benchmark suite:
+#
+#   perf/run.sh [--quick] [--scenarios ...] [--backends ...] [--out DIR]
+#
+# Environment: PYTHON (interpreter that creates the venv, default python3), P4J_VENV
+# (venv path, default <repo>/.venv), P4J_SKIP_INSTALL=1 (measure py4jni as installed,
+# without rebuilding it). A py4jni that fails to build does not stop the run: the other
+# backends are measured and py4jni's columns say "not installed" with the reason.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(dirname "$HERE")"
+VENV="${P4J_VENV:-$ROOT/.venv}"
+PYTHON="${PYTHON:-python3}"
+LOG_DIR="$HERE/.build"
+mkdir -p "$LOG_DIR"
+
+say() { echo "run.sh: $*" >&2; }
+
+# Debian packages the suite needs: a JDK (GatewayServers, JPype, the floor's jni.h), gcc
+# (the floor), venv support, and what `pip install .` of py4jni builds with.
+need=()
+command -v javac >/dev/null 2>&1 || [ -x "${JAVA_HOME:-/nonexistent}/bin/javac" ] \
+  || need+=(openjdk-17-jdk-headless)
+command -v gcc >/dev/null 2>&1 || need+=(gcc)
+command -v cmake >/dev/null 2>&1 || need+=(cmake)
+command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+pkg-config --exists libffi 2>/dev/null || need+=(libffi-dev)
+[ -x "$VENV/bin/python" ] || "$PYTHON" -c 'import ensurepip, venv' 2>/dev/null || need+=(python3-venv)
+if [ ${#need[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo"
+  if command -v apt-get >/dev/null 2>&1 && { [ -z "$SUDO" ] || command -v sudo >/dev/null 2>&1; }; then
+    say "installing Debian packages: ${need[*]}"
+    $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" \
+      || say "apt-get failed; continuing (what needs ${need[*]} will report why it cannot run)"
+  else
+    say "missing ${need[*]} and no apt-get/sudo to install them; continuing"
+  fi
+fi
+
+if [ ! -x "$VENV/bin/python" ]; then
+  say "creating $VENV"
+  "$PYTHON" -m venv "$VENV"
+fi
+PY="$VENV/bin/python"
+
+if ! command -v java >/dev/null 2>&1 && [ -z "${JAVA_HOME:-}" ]; then
+  say "no java on PATH and no JAVA_HOME: every backend needs a JVM, so they will all report"
+  say "why they could not start"
+fi
+
+say "installing perf requirements"
+if ! "$PY" -m pip install --quiet --disable-pip-version-check -r "$HERE/requirements.txt" \
+    >"$LOG_DIR/pip-requirements.log" 2>&1; then
+  say "pip install -r perf/requirements.txt failed (log: $LOG_DIR/pip-requirements.log):"
+  tail -n 15 "$LOG_DIR/pip-requirements.log" >&2
+  say "continuing: backends whose package is missing show as 'not installed'"
+fi
+
+if [ "${P4J_SKIP_INSTALL:-0}" = 1 ]; then
+  say "P4J_SKIP_INSTALL=1: measuring py4jni as installed"
+elif [ -f "$ROOT/pyproject.toml" ]; then
+  say "building and installing py4jni (pip install .; log: $LOG_DIR/pip-py4jni.log)"
+  if ! "$PY" -m pip install --quiet --disable-pip-version-check "$ROOT" \
+      >"$LOG_DIR/pip-py4jni.log" 2>&1; then
+    say "py4jni did not build or install; last lines of the log:"
+    tail -n 25 "$LOG_DIR/pip-py4jni.log" >&2
+    # A py4jni left over from an earlier build would be measured as if it were this one.
+    "$PY" -m pip uninstall --quiet --yes py4jni >/dev/null 2>&1 || true
+    say "continuing without py4jni: its columns will say 'not installed' and why"
+  fi
+else
+  say "no pyproject.toml at $ROOT yet: py4jni cannot be installed; its columns will say 'not installed'"
+fi
+
+export P4J_PERF_LAUNCHER="bash perf/run.sh"  # the command line the report shows
+exec "$PY" "$HERE/bench.py" "$@"

@@ -1,0 +1,118 @@
+"""The benchmark harness (perf/bench.py) runs end to end and reports every cell.
+
+Each test runs bench.py in a fresh interpreter (it spawns its own workers, one JVM per
+process) and never asserts a timing: only that every requested backend produced numbers
+or said why not, that the output files exist, and that bad names are refused.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "perf" / "bench.py"
+BACKENDS = ["py4jni", "py4jni-socket", "py4j", "jpype"]
+
+
+def _installed(package: str) -> bool:
+    try:
+        return importlib.util.find_spec(package) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _bench(*args: str, env: dict | None = None, timeout: float = 900):
+    return subprocess.run([sys.executable, str(BENCH), *args], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})}, cwd=ROOT)
+
+
+def _cells(out: Path) -> dict:
+    results = json.loads((out / "results.json").read_text())
+    return {(c["scenario"], c["backend"]): c for c in results["cells"]}
+
+
+def _assert_figure_or_reason(cell: dict) -> None:
+    """A cell either has round figures or an explicit status with a reason."""
+    if cell["status"] == "ok":
+        assert cell["rounds"], cell
+        assert cell["per_op_s"]["median"] > 0, cell
+        assert cell["per_op_s"]["min"] <= cell["per_op_s"]["median"] <= cell["per_op_s"]["max"]
+    else:
+        assert cell["status"] in ("n/a", "not installed", "failed", "error", "crashed",
+                                  "timed out"), cell
+        assert cell["reason"], cell
+
+
+def test_quick_run_reports_every_backend(tmp_path):
+    # py4j and JPype always requested; py4jni too: importable or not, it must say so.
+    backends = ["py4jni", "py4j", "jpype"]
+    out = tmp_path / "run"
+    r = _bench("--quick", "--scenarios", "M1,X7-1k", "--backends", ",".join(backends),
+               "--out", str(out))
+    assert r.returncode == 0, r.stderr[-3000:]
+    cells = _cells(out)
+    for sid in ("M1", "X7-1k"):
+        for b in backends:
+            _assert_figure_or_reason(cells[(sid, b)])
+    for b in ("py4j", "jpype"):
+        if _installed(b):
+            assert cells[("M1", b)]["status"] == "ok", cells[("M1", b)]
+        else:
+            assert cells[("M1", b)]["status"] == "not installed"
+    if not _installed("py4jni"):
+        assert cells[("M1", "py4jni")]["status"] == "not installed"
+        assert "py4jni" in cells[("M1", "py4jni")]["reason"]
+
+    report = (out / "report.md").read_text()
+    assert "## Targets" in report
+    for label in ("py4jni", "py4j", "JPype"):
+        assert label in report
+    assert "not installed" in report or _installed("py4jni")
+    results = json.loads((out / "results.json").read_text())
+    assert results["meta"]["machine"]["cores"] >= 1
+    assert all(c["scenario"] in ("M1", "X7-1k") for c in results["cells"])
+    if _installed("matplotlib") and any(c["status"] == "ok" for c in cells.values()):
+        for png in ("per_op_latency.png", "bandwidth.png"):
+            assert (out / png).stat().st_size > 0
+            assert f"]({png})" in report
+    # progress went to stderr, results to files: stdout stays empty
+    assert "round" in r.stderr
+
+
+@pytest.mark.parametrize("flag,bad,valid", [
+    ("--scenarios", "M1,NOPE", ["M1", "X7-16k", "LAT-65536", "COLD-full", "FLOOR", "BW"]),
+    ("--backends", "py4j,jython", BACKENDS),
+])
+def test_unknown_names_exit_2_with_valid_list(flag, bad, valid):
+    r = _bench(flag, bad, timeout=60)
+    assert r.returncode == 2
+    assert bad.split(",")[1] in r.stderr
+    for name in valid:
+        assert name in r.stderr
+
+
+def test_crash_timeout_and_error_are_reported_and_the_run_goes_on(tmp_path):
+    backend = "py4j" if _installed("py4j") else "jpype" if _installed("jpype") else None
+    if backend is None:
+        pytest.skip("neither py4j nor JPype is installed")
+    out = tmp_path / "faults"
+    inject = f"crash:M2a:{backend},hang:M2b:{backend},error:M3:{backend}"
+    r = _bench("--quick", "--scenarios", "M1,M2a,M2b,M3,M4", "--backends", backend,
+               "--batch-timeout", "5", "--no-charts", "--out", str(out),
+               env={"P4J_PERF_INJECT": inject})
+    assert r.returncode == 0, r.stderr[-3000:]
+    cells = _cells(out)
+    assert cells[("M2a", backend)]["status"] == "crashed"
+    assert cells[("M2b", backend)]["status"] == "timed out"
+    assert cells[("M3", backend)]["status"] == "error"
+    for sid in ("M1", "M4"):  # before and after the faults: the worker was restarted
+        assert cells[(sid, backend)]["status"] == "ok", cells[(sid, backend)]
+    report = (out / "report.md").read_text()
+    for word in ("crashed", "timed out", "injected error"):
+        assert word in report
