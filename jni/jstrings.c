@@ -6,6 +6,7 @@
 
 #include "fault.h"
 #include "jvm.h"
+#include "jvm_classes.h"
 
 #define STACK_UNITS 256
 
@@ -46,8 +47,54 @@ static long utf8_to_utf16(const unsigned char *s, size_t len, jchar *dst)
     return (long)n;
 }
 
+#define LATIN1_BYTES_MIN 512 /* from here a byte[] + new String(b, ISO_8859_1) is faster */
+
+static jobject latin1_charset; /* global ref to ISO_8859_1, made on first use */
+
+/* Returns the ISO_8859_1 Charset (a global ref), or NULL with err set. */
+static jobject latin1(JNIEnv *env, p4j_error *err)
+{
+    jobject cs = __atomic_load_n(&latin1_charset, __ATOMIC_ACQUIRE);
+    if (cs)
+        return cs;
+    jstring name = (*env)->NewStringUTF(env, "ISO-8859-1");
+    if (p4j_jvm_failed(env, err))
+        return NULL;
+    jobject local = (*env)->CallStaticObjectMethod(env, p4j_jc.Charset, p4j_jc.Charset_forName, name);
+    (*env)->DeleteLocalRef(env, name);
+    if (p4j_jvm_failed(env, err))
+        return NULL;
+    jobject global = p4j_jvm_global_new(env, local);
+    (*env)->DeleteLocalRef(env, local);
+    jobject expected = NULL;
+    if (!__atomic_compare_exchange_n(&latin1_charset, &expected, global, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        p4j_jvm_global_delete(env, global); /* another thread won the race */
+        global = expected;
+    }
+    return global;
+}
+
+/* Long Latin-1 text: Java copies the bytes into its compact String as they are,
+ * where NewString would take UTF-16 that we widen and Java narrows again. */
+static jstring latin1_string(JNIEnv *env, const p4j_str *s, p4j_error *err)
+{
+    jobject cs = latin1(env, err);
+    if (!cs)
+        return NULL;
+    jbyteArray bytes = (*env)->NewByteArray(env, (jsize)s->len);
+    if (p4j_jvm_failed(env, err))
+        return NULL;
+    (*env)->SetByteArrayRegion(env, bytes, 0, (jsize)s->len, (const jbyte *)s->data);
+    jstring out = (*env)->NewObject(env, p4j_jc.String, p4j_jc.String_newBytes, bytes, cs);
+    (*env)->DeleteLocalRef(env, bytes);
+    return p4j_jvm_failed(env, err) ? NULL : out;
+}
+
 jstring p4j_jstring_new(JNIEnv *env, const p4j_str *s, p4j_error *err)
 {
+    if (s->enc == P4J_ENC_LATIN1 && s->len >= LATIN1_BYTES_MIN)
+        return latin1_string(env, s, err);
     if (s->enc == P4J_ENC_UTF16) {
         jstring out = (*env)->NewString(env, (const jchar *)s->data, (jsize)s->len);
         return p4j_jvm_failed(env, err) ? NULL : out;

@@ -26,6 +26,7 @@
     X(Float, "java/lang/Float")                              \
     X(Double, "java/lang/Double")                            \
     X(Number, "java/lang/Number")                            \
+    X(Charset, "java/nio/charset/Charset")                   \
     X(Executable, "java/lang/reflect/Executable")            \
     X(Field, "java/lang/reflect/Field")                      \
     X(Method, "java/lang/reflect/Method")                    \
@@ -58,6 +59,8 @@
     X(Number_double, Number, 0, "doubleValue", "()D")                                        \
     X(Number_float, Number, 0, "floatValue", "()F")                                          \
     X(BigDecimal_new, BigDecimal, 0, "<init>", "(Ljava/lang/String;)V")                      \
+    X(String_newBytes, String, 0, "<init>", "([BLjava/nio/charset/Charset;)V")               \
+    X(Charset_forName, Charset, 1, "forName", "(Ljava/lang/String;)Ljava/nio/charset/Charset;") \
     X(Bridge_findMethod, Bridge, 1, "findMethod",                                            \
       "(Ljava/lang/Class;Ljava/lang/String;Ljava/lang/String;[Ljava/lang/Class;Z)"            \
       "Ljava/lang/reflect/Executable;")                                                      \

@@ -96,12 +96,13 @@ static void test_global_ref_failure_leaks_nothing(void **state)
 static void test_string_alloc(void **state)
 {
     (void)state;
-    char text[1000];
-    memset(text, 'q', sizeof text);
+    uint32_t text[1000];
+    for (size_t i = 0; i < 1000; i++)
+        text[i] = 'q';
     p4j_value cls, out, arg = {.kind = P4J_STRING};
     arg.u.s.data = text;
-    arg.u.s.len = sizeof text;
-    arg.u.s.enc = P4J_ENC_LATIN1; /* widened through a heap buffer above 256 units */
+    arg.u.s.len = 1000;
+    arg.u.s.enc = P4J_ENC_UCS4; /* converted through a heap buffer above 256 units */
     p4j_error err = {0};
     assert_int_equal(resolve("org.py4jni.fixtures.Strings", &cls, &err), P4J_OK);
     p4j_value_clear(&cls);
