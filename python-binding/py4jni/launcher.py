@@ -8,9 +8,7 @@ from __future__ import annotations
 import glob
 import os
 import site
-import subprocess
 import sys
-import threading
 from typing import Any, Sequence
 
 from .protocol import Py4JError
@@ -56,6 +54,9 @@ def launch_gateway(port: int = 0, jarpath: str = "", classpath: str = "",
     Returns the port, ``(port, token)`` with auth, and the Popen object appended when
     ``return_proc``. Raises Py4JError when the jar is missing or the server dies first.
     """
+    import subprocess  # only launching needs it (keeps `import py4jni` light)
+    import threading
+
     jarpath = jarpath or find_jar_path()
     if not jarpath or not os.path.exists(jarpath):
         raise Py4JError("py4j's jar not found (pip install py4j, or pass jarpath=): "
