@@ -102,6 +102,54 @@ typedef struct p4j_client_ops {
     void (*shutdown)(p4j_client *c);
     /* Frees the client (after shutdown). */
     void (*destroy)(p4j_client *c);
+
+    /* ---- Bulk operations for collections and arrays. Each one is optional: NULL when
+     * the transport lacks it; callers then fall back to plain Java method calls. ---- */
+
+    /* optional: NULL when the transport lacks it.
+     * Opens a batched walk over `source`: a Map (mode 'k' its keys, 'v' its values, 'e'
+     * its entries as key, value pairs), an Iterable or an object array (its elements),
+     * or an Iterator (walked as it is; elements it hands out are consumed). out is a
+     * P4J_REF to the cursor, released with release(). */
+    p4j_status (*cursor_open)(p4j_client *c, const p4j_ref *source, char mode,
+                              p4j_value *out, p4j_error *err);
+    /* optional: NULL when the transport lacks it.
+     * Fills vals[0..*n) with the next elements of `cursor`, at most `max` (mode 'e'
+     * fills pairs and needs an even max), converted as results are; the caller owns
+     * them as it owns results. *n == 0 at the end of the walk (NoSuchElementException
+     * also ends it). Any other Java exception of the walk, e.g.
+     * ConcurrentModificationException, is the error. */
+    p4j_status (*cursor_next)(p4j_client *c, const p4j_ref *cursor, p4j_value *vals,
+                              size_t max, size_t *n, p4j_error *err);
+    /* optional: NULL when the transport lacks it.
+     * Builds a new collection from `n` argument values in one round trip: kind 'l'
+     * java.util.ArrayList, 'h' java.util.HashSet, 'a' java.util.HashMap from key,
+     * value pairs (n even). Values convert as Object arguments do (int -> Integer, ...).
+     * out is the P4J_LIST / P4J_SET / P4J_MAP. */
+    p4j_status (*collection_new)(p4j_client *c, char kind, const p4j_value *vals,
+                                 size_t n, p4j_value *out, p4j_error *err);
+    /* optional: NULL when the transport lacks it.
+     * Describes array `arr`: *elem is the JNI descriptor letter of its component type
+     * ('Z' 'B' 'C' 'S' 'I' 'J' 'F' 'D'; 'L' for any reference type, arrays included)
+     * and *len its length. */
+    p4j_status (*array_info)(p4j_client *c, const p4j_ref *arr, char *elem, size_t *len,
+                             p4j_error *err);
+    /* optional: NULL when the transport lacks it.
+     * Copies elements [start, start + count) of primitive array `arr` (component `elem`)
+     * into `dst` in native layout (boolean: one byte, 0 or 1). One copy, no Java call. */
+    p4j_status (*array_read)(p4j_client *c, const p4j_ref *arr, char elem, size_t start,
+                             size_t count, void *dst, p4j_error *err);
+    /* optional: NULL when the transport lacks it.
+     * Copies `count` elements from `src` (native layout; booleans 0 or 1) into elements
+     * [start, start + count) of primitive array `arr` (component `elem`). */
+    p4j_status (*array_write)(p4j_client *c, const p4j_ref *arr, char elem, size_t start,
+                              size_t count, const void *src, p4j_error *err);
+    /* optional: NULL when the transport lacks it.
+     * Creates a primitive array of component `elem` and length `count`, filled from
+     * `src` (native layout) or zeroed when src is NULL. out is a P4J_ARRAY, byte[]
+     * included (so that it stays a mutable Java array on the Python side). */
+    p4j_status (*array_new)(p4j_client *c, char elem, size_t count, const void *src,
+                            p4j_value *out, p4j_error *err);
 } p4j_client_ops;
 
 /* The common head of every transport's client struct. */

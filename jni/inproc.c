@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inproc_bulk.h"
 #include "inproc_internal.h"
 #include "jstrings.h"
 #include "jvm_classes.h"
@@ -515,6 +516,14 @@ static const p4j_client_ops inproc_ops = {
     .dup = inproc_dup,
     .shutdown = inproc_shutdown,
     .destroy = inproc_destroy,
+    /* bulk operations for collections and arrays (inproc_bulk.h) */
+    .cursor_open = p4j_inproc_cursor_open,
+    .cursor_next = p4j_inproc_cursor_next,
+    .collection_new = p4j_inproc_collection_new,
+    .array_info = p4j_inproc_array_info,
+    .array_read = p4j_inproc_array_read,
+    .array_write = p4j_inproc_array_write,
+    .array_new = p4j_inproc_array_new,
 };
 
 p4j_status p4j_inproc_client_new(const p4j_jvm_options *opts, p4j_client **out,

@@ -10,13 +10,17 @@ from .java_gateway import (CallbackServerParameters, GatewayParameters, JavaClas
                            JavaGateway, JavaMember, JavaObject, JavaPackage, JVMView,
                            get_field, get_java_class, get_method, helper_jar_path,
                            is_instance_of, java_import, remove_imports, set_field)
+from .java_collections import (WRAPPERS as _WRAPPERS, JavaArray, JavaIterator, JavaList,
+                               JavaMap, JavaSet, ListConverter, MapConverter, SetConverter,
+                               to_java_array)
 from .launcher import find_jar_path, launch_gateway
 from .protocol import (Py4JAuthenticationError, Py4JError, Py4JJavaError,
                        Py4JNetworkError)
 
 __version__ = "0.1.0"
 
-_py4jni._register(Py4JError, Py4JJavaError, Py4JNetworkError, Py4JAuthenticationError)
+_py4jni._register(Py4JError, Py4JJavaError, Py4JNetworkError, Py4JAuthenticationError,
+                  wrappers=_WRAPPERS)
 
 __all__ = [
     "JavaGateway", "GatewayParameters", "CallbackServerParameters", "JVMView",
@@ -24,4 +28,6 @@ __all__ = [
     "remove_imports", "get_field", "set_field", "get_method", "is_instance_of",
     "get_java_class", "helper_jar_path", "Py4JError", "Py4JJavaError",
     "Py4JNetworkError", "Py4JAuthenticationError", "launch_gateway", "find_jar_path",
+    "JavaList", "JavaSet", "JavaMap", "JavaArray", "JavaIterator", "ListConverter",
+    "SetConverter", "MapConverter", "to_java_array",
 ]

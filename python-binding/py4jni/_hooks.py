@@ -2,7 +2,9 @@
 
 The gateway calls these functions; the collections layer (argument conversion,
 arrays) and the callback layer (Python proxies) fill them in. Each function here is
-the single place the core asks.
+the single place the core asks. (Python proxies, objects whose class has
+``Java.implements``, are converted by the C core before ARG_CONVERTERS are tried:
+python-binding/src/callbacks.c.)
 """
 from __future__ import annotations
 
@@ -48,3 +50,8 @@ def start_callback_server(gateway: Any, params: Any) -> bool:
 
 def before_shutdown(gateway: Any) -> None:
     """Called by JavaGateway.shutdown before the client closes."""
+    from . import java_collections  # drops its per-client class cache
+    java_collections.forget_client(gateway._gateway_client)
+    if getattr(gateway, "_mode", None) == "inproc":  # withdraw its Python entry point
+        from . import callbacks
+        callbacks.detach(gateway)

@@ -9,7 +9,6 @@ between what to do and how it travels.
 from __future__ import annotations
 
 import os
-import pydoc
 import threading
 from typing import Any, Iterable, Sequence
 
@@ -232,6 +231,9 @@ class JavaGateway(_py4jni.Namespace):
         else:
             self._gateway_client = _connect_socket(self.gateway_parameters)
         self._install_converter()
+        if mode == "inproc":  # callback settings, Python entry point (py4jni/callbacks.py)
+            from . import callbacks
+            callbacks.attach(self)
         self.jvm = JVMView(self._gateway_client)
         self.entry_point = self._make_entry_point(entry_point)
         if start_callback_server:
@@ -271,6 +273,15 @@ class JavaGateway(_py4jni.Namespace):
         from . import _hooks
         return _hooks.new_array(self, java_class, *dimensions)
 
+    def register_natives(self, class_name: Any, mapping: Any) -> None:
+        """Implements the ``native`` methods of a Java class with Python callables
+        (py4jni only, in-process): ``{"name": fn}`` or ``{"name(JNI signature)": fn}``.
+        Each becomes a libffi closure bound with RegisterNatives, so Java calls it with
+        no boxing or reflection. Unknown names and wrong arities raise Py4JError now.
+        See ``py4jni.callbacks.register_natives``."""
+        from . import callbacks
+        callbacks.register_natives(self, class_name, mapping)
+
     def detach(self, java_object: Any) -> None:
         """Releases ``java_object`` now; later use raises Py4JError."""
         java_object._detach()
@@ -284,6 +295,7 @@ class JavaGateway(_py4jni.Namespace):
         page = self._gateway_client.help(var, pattern, short_name)
         if not display:
             return page
+        import pydoc  # costs ~30 ms at import time: only when a page is shown
         pydoc.pager(page)
         return None
 

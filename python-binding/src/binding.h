@@ -105,4 +105,64 @@ PyObject *p4j_member_new(PyObject *owner, PyObject *name, unsigned flags);
 /* Returns the client of a JavaObject/JavaClass with an exception when closed. */
 int p4j_check_open(ClientObject *cl);
 
+/* ---- collections and arrays (arrays.c, batches.c; java_collections.py builds on them) */
+
+/* One primitive element type: JNI letter, buffer format, item size, Java name. */
+typedef struct p4j_elem_row {
+    char letter;
+    const char *format;
+    Py_ssize_t size;
+    const char *name;
+} p4j_elem_row;
+
+/* Values packed in the native layout of a primitive array: borrowed from a buffer
+ * (view held) or owned. Release with p4j_packed_release. */
+typedef struct p4j_packed {
+    const void *data;
+    Py_ssize_t count;
+    Py_buffer view;
+    int has_view;
+    void *owned;
+} p4j_packed;
+
+extern PyTypeObject JavaArrayBaseType;
+
+/* 0 turns the transports' optional bulk ops off (tests of the fallback paths). */
+extern int p4j_bulk_enabled;
+
+/* The row of primitive letter `letter` ('I'), or NULL. */
+const p4j_elem_row *p4j_elem_row_of(char letter);
+
+/* Checks and stores Python value `v` as one element of `row` at dst. Returns 0, or -1
+ * with TypeError (naming the Java type) or OverflowError. */
+int p4j_elem_pack(const p4j_elem_row *row, PyObject *v, void *dst);
+
+/* Packs a buffer of the matching format (no copy when contiguous) or an iterable of
+ * values. Returns 0, or -1 with an exception naming the Java type. */
+int p4j_pack_data(const p4j_elem_row *row, PyObject *data, p4j_packed *out);
+void p4j_packed_release(p4j_packed *p);
+
+/* Frees what an unconverted result value owns (its ref, a BYTES source). */
+void p4j_value_discard(ClientObject *cl, p4j_value *v);
+
+/* Add the types and functions of arrays.c / batches.c to the module. 0 or -1. */
+int p4j_arrays_init(PyObject *module);
+int p4j_batches_init(PyObject *module);
+
+/* ---- callbacks: Java calls Python (callbacks.c, natives.c; py4jni/callbacks.py) */
+
+/* When `o` is a py4j-style proxy (its class has `Java.implements`) and the client is
+ * in-process: sets *out to a new JavaObject for its Java proxy (made once, then reused
+ * while Java holds it) and returns 1. Returns 0 for other objects, -1 with an
+ * exception on failure (e.g. an interface that does not exist). */
+int p4j_proxy_for(ClientObject *cl, PyObject *o, PyObject **out);
+
+/* When result `v` (a ref kind) is a Java proxy of a Python object: releases the ref and
+ * returns a new reference to that Python object (py4j returns the object itself).
+ * Else NULL, no exception. */
+PyObject *p4j_proxy_unwrap(ClientObject *cl, p4j_value *v);
+
+/* Installs the callback hooks and adds callbacks.c / natives.c functions. 0 or -1. */
+int p4j_callbacks_init(PyObject *module);
+
 #endif /* P4J_BINDING_H */

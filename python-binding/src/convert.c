@@ -164,6 +164,18 @@ int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *
         v->u.s.enc = P4J_ENC_UTF8;
         return 0;
     }
+    PyObject *proxy; /* py4j callbacks: an object whose class has Java.implements */
+    int is_proxy = p4j_proxy_for(cl, o, &proxy);
+    if (is_proxy < 0)
+        return -1;
+    if (is_proxy) {
+        if (keep_temp(pack, proxy) < 0) {
+            Py_DECREF(proxy);
+            return -1;
+        }
+        Py_DECREF(proxy); /* the temps list keeps it (and its ref) for the call */
+        return p4j_value_from_py(cl, proxy, v, pack, P4J_ARGS_STACK /* no cache */);
+    }
     if (cl->converter && cl->converter != Py_None) { /* auto_convert, callbacks */
         PyObject *conv = PyObject_CallOneArg(cl->converter, o);
         if (!conv)
@@ -322,6 +334,8 @@ PyObject *p4j_value_to_py(ClientObject *cl, p4j_value *v)
     }
     case P4J_REF: case P4J_LIST: case P4J_SET: case P4J_MAP: case P4J_ARRAY:
     case P4J_ITERATOR:
+        if ((r = p4j_proxy_unwrap(cl, v)) != NULL) /* a Python object Java held */
+            break;
         r = p4j_wrap_ref(cl, v->kind, &v->ref);
         break;
     default:

@@ -533,5 +533,13 @@ PyMODINIT_FUNC PyInit__py4jni(void)
         Py_DECREF(m);
         return NULL;
     }
+    if (p4j_arrays_init(m) < 0 || p4j_batches_init(m) < 0) { /* collections and arrays */
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (p4j_callbacks_init(m) < 0) { /* proxies, Python entry point, natives */
+        Py_DECREF(m);
+        return NULL;
+    }
     return m;
 }

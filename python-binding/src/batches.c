@@ -1,0 +1,330 @@
+/* python-binding/src/batches.c - collections in bulk: BatchIterator walks a Java
+ * collection a chunk per transport call (cursor ops), and new_collection builds a
+ * java.util collection from a Python one in one call (collection_new op).
+ *
+ * Both return NotImplemented when the transport lacks the op; java_collections.py then
+ * falls back to plain Java method calls.
+ */
+#include <string.h>
+
+#include "binding.h"
+
+void p4j_value_discard(ClientObject *cl, p4j_value *v)
+{
+    if (v->kind == P4J_BYTES) {
+        p4j_error err = {0};
+        if (cl->c->ops->read_bytes(cl->c, v, NULL, &err) != P4J_OK)
+            p4j_error_clear(cl->c, &err);
+    } else if (p4j_kind_has_ref(v->kind) && v->ref.handle) {
+        cl->c->ops->release(cl->c, &v->ref);
+    }
+    p4j_value_clear(v);
+    v->kind = P4J_NULL;
+}
+
+/* ------------------------------------------------------------ BatchIterator */
+
+typedef struct BatchIterObject {
+    PyObject_HEAD
+    ClientObject *client;
+    p4j_ref cursor;      /* the transport's cursor (owned); NULL once exhausted */
+    p4j_value *vals;     /* chunk buffer, cap slots */
+    size_t cap;
+    size_t chunk, max_chunk;
+    PyObject *items;     /* the converted chunk (list) */
+    Py_ssize_t pos;
+    char pairs;          /* yield (key, value) tuples from slot pairs */
+    char busy;           /* a thread is fetching: refuse re-entry */
+} BatchIterObject;
+
+static void batch_close(BatchIterObject *it)
+{
+    if (it->cursor.handle)
+        it->client->c->ops->release(it->client->c, &it->cursor);
+    it->cursor.handle = NULL;
+}
+
+static void batch_dealloc(PyObject *self)
+{
+    BatchIterObject *it = (BatchIterObject *)self;
+    if (it->client) {
+        batch_close(it);
+        Py_CLEAR(it->client);
+    }
+    Py_CLEAR(it->items);
+    PyMem_Free(it->vals);
+    PyObject_Free(self);
+}
+
+/* Fetches and converts the next chunk into it->items; 0 at the end (items NULL). */
+static int batch_fetch(BatchIterObject *it)
+{
+    ClientObject *cl = it->client;
+    Py_CLEAR(it->items);
+    it->pos = 0;
+    if (!it->cursor.handle)
+        return 0;
+    if (it->busy) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "py4jni: this iterator is already fetching in another thread");
+        return -1;
+    }
+    if (p4j_check_open(cl) < 0)
+        return -1;
+    size_t want = it->chunk;
+    if (want > it->cap) {
+        p4j_value *v = PyMem_Realloc(it->vals, want * sizeof *v);
+        if (!v) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        it->vals = v;
+        it->cap = want;
+    }
+    size_t n = 0;
+    p4j_error err = {0};
+    p4j_status st;
+    it->busy = 1;
+    Py_BEGIN_ALLOW_THREADS
+    st = cl->c->ops->cursor_next(cl->c, &it->cursor, it->vals, want, &n, &err);
+    Py_END_ALLOW_THREADS
+    it->busy = 0;
+    if (st != P4J_OK) {
+        batch_close(it); /* a failed walk (ConcurrentModificationException, ...) ends */
+        p4j_raise(cl, &err, "a collection iterator");
+        return -1;
+    }
+    if (n == 0) {
+        batch_close(it);
+        return 0;
+    }
+    if (it->chunk < it->max_chunk)
+        it->chunk = it->chunk * 2 > it->max_chunk ? it->max_chunk : it->chunk * 2;
+    Py_ssize_t count = (Py_ssize_t)(it->pairs ? n / 2 : n);
+    PyObject *list = PyList_New(count);
+    size_t i = 0;
+    if (!list)
+        goto fail;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *item = p4j_value_to_py(cl, &it->vals[i++]);
+        if (item && it->pairs) {
+            PyObject *val = p4j_value_to_py(cl, &it->vals[i++]);
+            PyObject *pair = val ? PyTuple_Pack(2, item, val) : NULL;
+            Py_XDECREF(val);
+            Py_SETREF(item, pair);
+        }
+        if (!item)
+            goto fail;
+        PyList_SET_ITEM(list, k, item);
+    }
+    it->items = list;
+    return 1;
+fail:
+    for (; i < n; i++)
+        p4j_value_discard(cl, &it->vals[i]);
+    Py_XDECREF(list);
+    return -1;
+}
+
+static PyObject *batch_next(PyObject *self)
+{
+    BatchIterObject *it = (BatchIterObject *)self;
+    if (!it->items || it->pos >= PyList_GET_SIZE(it->items)) {
+        if (batch_fetch(it) <= 0)
+            return NULL; /* StopIteration (no exception set) or the error */
+    }
+    return Py_NewRef(PyList_GET_ITEM(it->items, it->pos++));
+}
+
+static PyObject *batch_close_meth(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    BatchIterObject *it = (BatchIterObject *)self;
+    if (it->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "py4jni: this iterator is fetching");
+        return NULL;
+    }
+    batch_close(it);
+    Py_CLEAR(it->items);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef batch_methods[] = {
+    {"close", batch_close_meth, METH_NOARGS, "Ends the walk and releases the Java cursor now."},
+    {NULL, NULL, 0, NULL},
+};
+
+PyTypeObject BatchIterType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "py4jni._py4jni.BatchIterator",
+    .tp_doc = "Iterates a Java collection a chunk per transport call (chunks grow from "
+              "`first` to `max` elements); Java exceptions of the walk, such as "
+              "ConcurrentModificationException, surface as Py4JJavaError.",
+    .tp_basicsize = sizeof(BatchIterObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = batch_dealloc,
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = batch_next,
+    .tp_methods = batch_methods,
+};
+
+static PyObject *mod_iterate(PyObject *mod, PyObject *args, PyObject *kw)
+{
+    (void)mod;
+    static char *kwlist[] = {"source", "mode", "first", "max", NULL};
+    PyObject *source;
+    int mode = 'k';
+    Py_ssize_t first = 64, max = 4096;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|Cnn:iterate", kwlist, &source, &mode, &first,
+                                     &max))
+        return NULL;
+    if (!P4J_IS_JAVAOBJECT(source)) {
+        PyErr_Format(PyExc_TypeError, "iterate() needs a JavaObject, not %.100s",
+                     Py_TYPE(source)->tp_name);
+        return NULL;
+    }
+    if (first < 1 || max < first || !strchr("kve", mode)) {
+        PyErr_SetString(PyExc_ValueError, "iterate(): mode is 'k', 'v' or 'e'; 1 <= first <= max");
+        return NULL;
+    }
+    int pairs = mode == 'e';
+    if (pairs) { /* slots come in pairs */
+        first *= 2;
+        max *= 2;
+    }
+    JavaObject *jo = (JavaObject *)source;
+    ClientObject *cl = jo->client;
+    const p4j_client_ops *ops = cl->c->ops;
+    if (!p4j_bulk_enabled || !ops->cursor_open || !ops->cursor_next)
+        Py_RETURN_NOTIMPLEMENTED;
+    if (!jo->ref.handle) {
+        PyErr_SetString(p4j_reg.Py4JError, "py4jni: this Java object was detached");
+        return NULL;
+    }
+    if (p4j_check_open(cl) < 0)
+        return NULL;
+    p4j_value out;
+    p4j_error err = {0};
+    p4j_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = ops->cursor_open(cl->c, &jo->ref, (char)mode, &out, &err);
+    Py_END_ALLOW_THREADS
+    if (st != P4J_OK)
+        return p4j_raise(cl, &err, NULL);
+    BatchIterObject *it = PyObject_New(BatchIterObject, &BatchIterType);
+    if (!it) {
+        ops->release(cl->c, &out.ref);
+        return NULL;
+    }
+    it->client = (ClientObject *)Py_NewRef((PyObject *)cl);
+    it->cursor = out.ref;
+    it->vals = NULL;
+    it->cap = 0;
+    it->chunk = (size_t)first;
+    it->max_chunk = (size_t)max;
+    it->items = NULL;
+    it->pos = 0;
+    it->pairs = (char)pairs;
+    it->busy = 0;
+    return (PyObject *)it;
+}
+
+/* ------------------------------------------------------------ new_collection */
+
+/* A new list of the items of mapping `m` flattened as key, value, key, value. */
+static PyObject *flatten_mapping(PyObject *m)
+{
+    PyObject *flat = PyList_New(0), *k, *v;
+    if (!flat)
+        return NULL;
+    if (PyDict_Check(m)) {
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(m, &pos, &k, &v))
+            if (PyList_Append(flat, k) < 0 || PyList_Append(flat, v) < 0)
+                goto fail;
+        return flat;
+    }
+    PyObject *keys = PyObject_CallMethod(m, "keys", NULL);
+    PyObject *iter = keys ? PyObject_GetIter(keys) : NULL;
+    Py_XDECREF(keys);
+    if (!iter)
+        goto fail;
+    while ((k = PyIter_Next(iter))) {
+        v = PyObject_GetItem(m, k);
+        int rc = v && PyList_Append(flat, k) == 0 ? PyList_Append(flat, v) : -1;
+        Py_DECREF(k);
+        Py_XDECREF(v);
+        if (rc < 0) {
+            Py_DECREF(iter);
+            goto fail;
+        }
+    }
+    Py_DECREF(iter);
+    if (PyErr_Occurred())
+        goto fail;
+    return flat;
+fail:
+    Py_DECREF(flat);
+    return NULL;
+}
+
+static PyObject *mod_new_collection(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    PyObject *client, *data;
+    int kind;
+    if (!PyArg_ParseTuple(args, "O!CO:new_collection", &ClientType, &client, &kind, &data))
+        return NULL;
+    if (!strchr("lha", kind)) {
+        PyErr_SetString(PyExc_ValueError, "new_collection(): kind is 'l', 'h' or 'a'");
+        return NULL;
+    }
+    ClientObject *cl = (ClientObject *)client;
+    if (!p4j_bulk_enabled || !cl->c->ops->collection_new)
+        Py_RETURN_NOTIMPLEMENTED;
+    if (p4j_check_open(cl) < 0)
+        return NULL;
+    PyObject *seq = kind == 'a' ? flatten_mapping(data)
+                                : PySequence_Fast(data, "new_collection() needs an iterable");
+    if (!seq)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    p4j_argpack pack;
+    if (p4j_args_from_py(cl, PySequence_Fast_ITEMS(seq), n, &pack) < 0) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    p4j_value out;
+    p4j_error err = {0};
+    p4j_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = cl->c->ops->collection_new(cl->c, (char)kind, pack.vals, (size_t)n, &out, &err);
+    Py_END_ALLOW_THREADS
+    p4j_args_release(&pack);
+    Py_DECREF(seq);
+    if (st != P4J_OK)
+        return p4j_raise(cl, &err, NULL);
+    return p4j_value_to_py(cl, &out);
+}
+
+static PyMethodDef batch_functions[] = {
+    {"iterate", (PyCFunction)(void (*)(void))mod_iterate, METH_VARARGS | METH_KEYWORDS,
+     "iterate(source, mode='k', first=64, max=4096): a BatchIterator over a Java Map "
+     "(mode 'k' keys, 'v' values, 'e' (key, value) tuples), Iterable, array or Iterator, "
+     "fetching chunks of first..max elements per transport call; NotImplemented when the "
+     "transport lacks cursors."},
+    {"new_collection", mod_new_collection, METH_VARARGS,
+     "new_collection(client, kind, data): a java.util.ArrayList ('l'), HashSet ('h') or "
+     "HashMap ('a', from a mapping) of the converted elements, in one transport call; "
+     "NotImplemented when the transport lacks the operation."},
+    {NULL, NULL, 0, NULL},
+};
+
+int p4j_batches_init(PyObject *module)
+{
+    if (PyType_Ready(&BatchIterType) < 0)
+        return -1;
+    if (PyModule_AddObjectRef(module, "BatchIterator", (PyObject *)&BatchIterType) < 0)
+        return -1;
+    return PyModule_AddFunctions(module, batch_functions);
+}

@@ -1,0 +1,605 @@
+/* python-binding/src/callbacks.c - Python objects Java calls (the hooks of
+ * jni/callbacks.h): py4j-style proxies, the Python entry point, and the dispatch that
+ * Python-implemented natives (natives.c) share.
+ *
+ * A handle (p4j_pyhandle) holds one Python object for Java. Its count says how many
+ * Java owners it has (each proxy, the entry-point slot, each native closure) plus
+ * short pins taken while a proxy is being made; it changes only with the GIL held, and
+ * the Python object is released when it reaches zero. Passing the same Python object
+ * again reuses its live proxy (proxy_cache: id(obj) -> handle, the proxy found through a
+ * JNI weak reference), so repeated passes neither leak nor create new Java objects.
+ *
+ * Threads: a callback runs on the Java thread that calls it and takes the GIL with
+ * PyGILState_Ensure (Python threads that called Java released it; threads Java created
+ * get a thread state for the call). Once the interpreter starts exiting, callbacks
+ * throw in Java and releases leave the objects to the exiting interpreter.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "binding.h"
+#include "callbacks.h"
+#include "inproc.h"
+
+typedef struct p4j_pyhandle {
+    PyObject *obj;          /* strong */
+    ClientObject *client;   /* strong: converts arguments, tells whether it is closed */
+    Py_ssize_t refs;        /* Java owners + pins; changed with the GIL held */
+    void *weak;             /* jni weak ref to the last proxy made for obj, or NULL */
+    void *proxy_cls;        /* its transport class cache */
+    int cached;             /* listed in proxy_cache */
+} p4j_pyhandle;
+
+static PyObject *proxy_cache;      /* {id(obj): handle address} */
+static PyObject *str_Java, *str_implements;
+static PyObject **method_names;    /* interned names by p4j_cb_method id */
+static size_t method_names_cap;
+static PyObject *error_payload;    /* py4jni.callbacks._error_payload, imported lazily */
+static volatile int python_exiting;
+static p4j_pyhandle *entry_handle; /* the Python entry point set through this module */
+
+#define PY4J_PROXY_PREFIX "An exception was raised by the Python Proxy. Return Message: "
+
+static int python_gone(void)
+{
+    if (__atomic_load_n(&python_exiting, __ATOMIC_ACQUIRE))
+        return 1;
+#if PY_VERSION_HEX >= 0x030D0000
+    return Py_IsFinalizing();
+#else
+    return _Py_IsFinalizing();
+#endif
+}
+
+/* ---------------------------------------------------------------------- GIL */
+
+/* Threads Python never saw (Java's own threads, the Cleaner) keep the thread state
+ * PyGILState_Ensure makes for their first callback, so later callbacks only take the
+ * GIL (creating and deleting a thread state costs microseconds). The state is deleted
+ * when the thread exits (tstate_key's destructor), unless Python is exiting. */
+static pthread_key_t tstate_key;
+static int tstate_key_ok;
+
+static void tstate_gone(void *p)
+{
+    if (python_gone())
+        return; /* the exiting interpreter frees its thread states */
+    PyEval_RestoreThread((PyThreadState *)p);
+    PyThreadState_Clear((PyThreadState *)p);
+    PyThreadState_DeleteCurrent();
+}
+
+/* Takes the GIL; returns 1 when this call made the thread's kept thread state. */
+static int gil_enter(PyGILState_STATE *st)
+{
+    if (tstate_key_ok && PyGILState_GetThisThreadState() == NULL) {
+        PyGILState_Ensure(); /* never released: the state stays for the thread's life */
+        pthread_setspecific(tstate_key, PyThreadState_Get());
+        return 1;
+    }
+    *st = PyGILState_Ensure();
+    return 0;
+}
+
+static void gil_leave(int first, PyGILState_STATE st)
+{
+    if (first)
+        PyEval_SaveThread(); /* releases the GIL, keeps the thread state */
+    else
+        PyGILState_Release(st);
+}
+
+/* ------------------------------------------------------------------ handles */
+
+/* A new handle on `obj` with no count. GIL held. */
+static p4j_pyhandle *handle_new(ClientObject *cl, PyObject *obj)
+{
+    p4j_pyhandle *h = PyMem_RawCalloc(1, sizeof *h);
+    if (!h) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    h->obj = Py_NewRef(obj);
+    h->client = (ClientObject *)Py_NewRef((PyObject *)cl);
+    return h;
+}
+
+/* Frees `h` (its count reached zero). GIL held; keeps any pending exception. */
+static void handle_free(p4j_pyhandle *h)
+{
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    if (h->cached && proxy_cache) {
+        PyObject *key = PyLong_FromVoidPtr(h->obj);
+        PyObject *cur = key ? PyDict_GetItemWithError(proxy_cache, key) : NULL;
+        if (cur && PyLong_AsVoidPtr(cur) == (void *)h)
+            PyDict_DelItem(proxy_cache, key);
+        Py_XDECREF(key);
+        PyErr_Clear();
+    }
+    p4j_cb_weak_delete(h->weak);
+    Py_DECREF(h->obj);
+    Py_DECREF((PyObject *)h->client);
+    PyMem_RawFree(h);
+    PyErr_Restore(et, ev, tb);
+}
+
+/* Gives one count back. GIL held. */
+static void handle_unref(p4j_pyhandle *h)
+{
+    if (--h->refs == 0)
+        handle_free(h);
+}
+
+static void hook_retain(void *target)
+{
+    if (python_gone())
+        return;
+    PyGILState_STATE g = PyGILState_UNLOCKED;
+    int first = gil_enter(&g);
+    ((p4j_pyhandle *)target)->refs++;
+    gil_leave(first, g);
+}
+
+static void hook_release(void *target)
+{
+    if (python_gone())
+        return; /* the exiting interpreter owns what is left */
+    PyGILState_STATE g = PyGILState_UNLOCKED;
+    int first = gil_enter(&g);
+    handle_unref(target);
+    gil_leave(first, g);
+}
+
+/* ------------------------------------------------------------------ invoke */
+
+/* The interned Python name of method `m` (borrowed), NULL with an exception. */
+static PyObject *method_name(const p4j_cb_method *m)
+{
+    size_t id = (size_t)m->id;
+    if (id < method_names_cap && method_names[id])
+        return method_names[id];
+    if (id >= method_names_cap) {
+        size_t cap = method_names_cap ? method_names_cap : 64;
+        while (cap <= id)
+            cap *= 2;
+        PyObject **grown = PyMem_Realloc(method_names, cap * sizeof *grown);
+        if (!grown) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+        memset(grown + method_names_cap, 0, (cap - method_names_cap) * sizeof *grown);
+        method_names = grown;
+        method_names_cap = cap;
+    }
+    PyObject *name = PyUnicode_DecodeUTF8(m->name, (Py_ssize_t)m->name_len, "surrogatepass");
+    if (!name)
+        return NULL;
+    PyUnicode_InternInPlace(&name);
+    method_names[id] = name;
+    return name;
+}
+
+/* Converts one callback argument into a new Python object (consuming its ref). */
+static PyObject *arg_to_py(ClientObject *cl, p4j_value *v)
+{
+    if (v->kind == P4J_PROXY)
+        return Py_NewRef(((p4j_pyhandle *)v->u.proxy)->obj);
+    return p4j_value_to_py(cl, v);
+}
+
+/* What Java throws for the pending Python exception: py4j's Py4JException message with
+ * the traceback text, or (propagate_java_exceptions) the Java exception itself. */
+static p4j_status python_failed(ClientObject *cl, p4j_error *err)
+{
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    PyErr_NormalizeException(&et, &ev, &tb);
+    if (ev && tb)
+        PyException_SetTraceback(ev, tb);
+    PyObject *payload = NULL;
+    if (!error_payload) {
+        PyObject *mod = PyImport_ImportModule("py4jni.callbacks");
+        if (mod) {
+            error_payload = PyObject_GetAttrString(mod, "_error_payload");
+            Py_DECREF(mod);
+        }
+    }
+    if (error_payload && ev)
+        payload = PyObject_CallFunctionObjArgs(error_payload, (PyObject *)cl, ev, NULL);
+    p4j_status st = P4J_ERROR;
+    if (payload && P4J_IS_JAVAOBJECT(payload) && ((JavaObject *)payload)->ref.handle) {
+        p4j_ref dup;
+        p4j_error derr = {0};
+        if (cl->c->ops->dup(cl->c, &((JavaObject *)payload)->ref, &dup, &derr) == P4J_OK) {
+            err->kind = P4J_ERR_JAVA;
+            err->throwable = dup;
+            free(err->message);
+            err->message = strdup("propagated Java exception");
+        } else {
+            p4j_error_set(err, P4J_ERR_BRIDGE, "%s", derr.message ? derr.message : "");
+        }
+        p4j_error_clear(NULL, &derr);
+    } else if (payload && PyUnicode_Check(payload)) {
+        p4j_error_set(err, P4J_ERR_BRIDGE, PY4J_PROXY_PREFIX "%s", PyUnicode_AsUTF8(payload));
+    } else { /* formatting failed (deep recursion, exiting): name the exception at least */
+        PyErr_Clear();
+        PyObject *text = ev ? PyObject_Str(ev) : NULL;
+        const char *t = text ? PyUnicode_AsUTF8(text) : NULL;
+        PyErr_Clear();
+        p4j_error_set(err, P4J_ERR_BRIDGE, PY4J_PROXY_PREFIX "Traceback unavailable\n%s: %s\n",
+                      et ? ((PyTypeObject *)et)->tp_name : "Exception", t ? t : "");
+        Py_XDECREF(text);
+    }
+    PyErr_Clear();
+    Py_XDECREF(payload);
+    Py_XDECREF(et);
+    Py_XDECREF(ev);
+    Py_XDECREF(tb);
+    return st;
+}
+
+/* Converts Python result `res` of `m` to the Java return value. */
+static p4j_status return_value(ClientObject *cl, p4j_pyhandle *h, const p4j_cb_method *m,
+                               PyObject *res, p4j_cb_call *call, p4j_error *err)
+{
+    if (m->ret == 'V')
+        return P4J_OK; /* py4j ignores what a void method returns */
+    p4j_argpack pack;
+    if (p4j_args_from_py(cl, &res, 1, &pack) < 0) {
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+        PyObject *text = ev ? PyObject_Str(ev) : NULL;
+        PyErr_Clear();
+        p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: Python %s %s.%s returned a %s that "
+                      "cannot be converted to Java: %s",
+                      (m->flags & P4J_CB_CALL_TARGET) ? "callable for native" : "method",
+                      (m->flags & P4J_CB_CALL_TARGET) ? "" : Py_TYPE(h->obj)->tp_name,
+                      m->name, Py_TYPE(res)->tp_name,
+                      text && PyUnicode_Check(text) ? PyUnicode_AsUTF8(text) : "?");
+        PyErr_Clear();
+        Py_XDECREF(text);
+        Py_XDECREF(et);
+        Py_XDECREF(ev);
+        Py_XDECREF(tb);
+        return P4J_ERROR;
+    }
+    p4j_status st = p4j_cb_return(call, &pack.vals[0], err);
+    if (st != P4J_OK && err->kind == P4J_ERR_BRIDGE) {
+        PyObject *r = PyObject_Repr(res);
+        const char *rs = r ? PyUnicode_AsUTF8(r) : NULL;
+        PyErr_Clear();
+        char *why = err->message;
+        err->message = NULL;
+        p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: Python %s %s%s%s%s returned %.200s (%s): %s",
+                      (m->flags & P4J_CB_CALL_TARGET) ? "callable for native" : "method",
+                      (m->flags & P4J_CB_CALL_TARGET) ? "" : Py_TYPE(h->obj)->tp_name,
+                      (m->flags & P4J_CB_CALL_TARGET) ? "" : ".", m->name, m->sig,
+                      rs ? rs : "?", Py_TYPE(res)->tp_name, why ? why : "");
+        free(why);
+        Py_XDECREF(r);
+    }
+    p4j_args_release(&pack);
+    return st;
+}
+
+static p4j_status invoke_locked(p4j_pyhandle *h, const p4j_cb_method *m, p4j_value *args,
+                                size_t nargs, p4j_cb_call *call, p4j_error *err)
+{
+    ClientObject *cl = h->client;
+    if (cl->c->closed)
+        return p4j_error_set(err, P4J_ERR_CLOSED,
+                             "py4jni: cannot call Python %s: the gateway has been shut down",
+                             m->name);
+    /* buf[0] is scratch for PY_VECTORCALL_ARGUMENTS_OFFSET, buf[1] the receiver. */
+    PyObject *buf[2 + P4J_CB_MAX_ARGS + 1];
+    PyObject **stack = buf + 1;
+    size_t got = 0;
+    p4j_status st = P4J_ERROR;
+    PyObject *res = NULL;
+    stack[0] = h->obj;
+    for (; got < nargs; got++) {
+        if (!(stack[1 + got] = arg_to_py(cl, &args[got])))
+            goto done;
+    }
+    size_t nf = nargs | PY_VECTORCALL_ARGUMENTS_OFFSET;
+    if (m->flags & P4J_CB_CALL_TARGET) {
+        res = PyObject_Vectorcall(h->obj, stack + 1, nf, NULL);
+    } else {
+        PyObject *name = method_name(m);
+        if (!name)
+            goto done;
+        if (m->flags & P4J_CB_HAS_DEFAULT) { /* Java has a fallback: look before calling */
+            PyObject *meth = NULL;
+#if PY_VERSION_HEX >= 0x030D0000
+            int found = PyObject_GetOptionalAttr(h->obj, name, &meth);
+#else
+            int found = _PyObject_LookupAttr(h->obj, name, &meth);
+#endif
+            if (found < 0)
+                goto done;
+            if (!found) {
+                if (m->flags & P4J_CB_TO_STRING) {
+                    res = PyObject_Str(h->obj);
+                } else {
+                    p4j_cb_return_default(call);
+                    st = P4J_OK;
+                    goto done;
+                }
+            } else {
+                res = PyObject_Vectorcall(meth, stack + 1, nf, NULL);
+                Py_DECREF(meth);
+            }
+        } else {
+            res = PyObject_VectorcallMethod(name, stack, (1 + nargs) | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                            NULL);
+        }
+    }
+    if (res)
+        st = return_value(cl, h, m, res, call, err);
+done:
+    if (st != P4J_OK && PyErr_Occurred())
+        python_failed(cl, err);
+    Py_XDECREF(res);
+    for (size_t i = 0; i < got; i++)
+        Py_DECREF(stack[1 + i]);
+    return st;
+}
+
+static p4j_status hook_invoke(void *target, const p4j_cb_method *m, p4j_value *args,
+                              size_t nargs, p4j_cb_call *call, p4j_error *err)
+{
+    if (python_gone())
+        return p4j_error_set(err, P4J_ERR_CLOSED,
+                             "py4jni: cannot call Python %s: the Python interpreter is exiting",
+                             m->name);
+    PyGILState_STATE g = PyGILState_UNLOCKED;
+    int first = gil_enter(&g);
+    p4j_status st = invoke_locked(target, m, args, nargs, call, err);
+    gil_leave(first, g);
+    return st;
+}
+
+static const p4j_cb_hooks hooks = {
+    .invoke = hook_invoke,
+    .retain = hook_retain,
+    .release = hook_release,
+};
+
+/* ------------------------------------------------------------------ proxies */
+
+/* Makes (or reuses) the Java proxy of `o` whose class lists `seq` (a fast sequence of
+ * interface names); *out is a new JavaObject. Returns 0 or -1 with an exception. */
+static int proxy_make(ClientObject *cl, PyObject *o, PyObject *key, p4j_pyhandle *h,
+                      PyObject *seq, PyObject **out)
+{
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    const char **names = PyMem_Calloc((size_t)n + 1, sizeof *names);
+    if (!names) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        if (!PyUnicode_Check(item) || !(names[i] = PyUnicode_AsUTF8(item))) {
+            if (!PyErr_Occurred())
+                PyErr_Format(p4j_reg.Py4JError,
+                             "py4jni: %.100s.Java.implements must list interface names "
+                             "(str), not %.100s", Py_TYPE(o)->tp_name, Py_TYPE(item)->tp_name);
+            PyMem_Free(names);
+            return -1;
+        }
+    }
+    if (!h || h->client != cl || h->obj != o) {
+        if (!(h = handle_new(cl, o))) {
+            PyMem_Free(names);
+            return -1;
+        }
+        PyObject *addr = PyLong_FromVoidPtr(h);
+        if (!addr || PyDict_SetItem(proxy_cache, key, addr) < 0) {
+            Py_XDECREF(addr);
+            PyMem_Free(names);
+            handle_free(h);
+            return -1;
+        }
+        Py_DECREF(addr);
+        h->cached = 1;
+    }
+    p4j_ref ref = {NULL, NULL};
+    void *weak = NULL;
+    p4j_error err = {0};
+    p4j_status st;
+    const char *tname = Py_TYPE(o)->tp_name;
+    h->refs++; /* pinned while Java runs without the GIL */
+    Py_BEGIN_ALLOW_THREADS
+    st = p4j_cb_proxy_new(h, names, (size_t)n, tname, &ref, &weak, &err);
+    Py_END_ALLOW_THREADS
+    PyMem_Free(names);
+    if (st == P4J_OK) {
+        p4j_cb_weak_delete(h->weak);
+        h->weak = weak;
+        h->proxy_cls = ref.cls;
+    }
+    handle_unref(h); /* frees it when no proxy was made */
+    if (st != P4J_OK) {
+        p4j_raise(cl, &err, NULL);
+        return -1;
+    }
+    *out = p4j_wrap_ref(cl, P4J_REF, &ref);
+    return *out ? 0 : -1;
+}
+
+int p4j_proxy_for(ClientObject *cl, PyObject *o, PyObject **out)
+{
+    *out = NULL;
+    if (!str_Java || !_PyType_Lookup(Py_TYPE(o), str_Java) || !p4j_client_is_inproc(cl->c))
+        return 0;
+    if (p4j_check_open(cl) < 0)
+        return -1;
+    PyObject *key = PyLong_FromVoidPtr(o);
+    if (!key)
+        return -1;
+    PyObject *addr = PyDict_GetItemWithError(proxy_cache, key);
+    p4j_pyhandle *h = addr ? PyLong_AsVoidPtr(addr) : NULL;
+    if (!addr && PyErr_Occurred()) {
+        Py_DECREF(key);
+        return -1;
+    }
+    if (h && h->client == cl && h->obj == o && h->weak) {
+        p4j_ref ref;
+        if (p4j_cb_weak_get(h->weak, &ref)) { /* its proxy is alive: the same Java object */
+            Py_DECREF(key);
+            ref.cls = h->proxy_cls;
+            *out = p4j_wrap_ref(cl, P4J_REF, &ref);
+            return *out ? 1 : -1;
+        }
+    }
+    /* py4j's test: a `Java` attribute whose `implements` is a non-empty sequence. */
+    PyObject *java = PyObject_GetAttr(o, str_Java);
+    PyObject *impl = java ? PyObject_GetAttr(java, str_implements) : NULL;
+    PyObject *seq = impl ? PySequence_Fast(impl, "") : NULL;
+    Py_XDECREF(java);
+    Py_XDECREF(impl);
+    if (!seq || PySequence_Fast_GET_SIZE(seq) == 0) {
+        PyErr_Clear();
+        Py_XDECREF(seq);
+        Py_DECREF(key);
+        return 0; /* not a proxy: other converters may take it */
+    }
+    int rc = proxy_make(cl, o, key, h, seq, out);
+    Py_DECREF(seq);
+    Py_DECREF(key);
+    return rc < 0 ? -1 : 1;
+}
+
+PyObject *p4j_proxy_unwrap(ClientObject *cl, p4j_value *v)
+{
+    if (!v->ref.cls || !p4j_client_is_inproc(cl->c))
+        return NULL;
+    p4j_pyhandle *h = p4j_cb_proxy_target(&v->ref);
+    if (!h)
+        return NULL;
+    PyObject *o = Py_NewRef(h->obj);
+    cl->c->ops->release(cl->c, &v->ref);
+    p4j_value_clear(v);
+    return o;
+}
+
+/* -------------------------------------------------------- module functions */
+
+static int client_arg(PyObject *o, ClientObject **cl)
+{
+    if (!PyObject_TypeCheck(o, &ClientType)) {
+        PyErr_SetString(PyExc_TypeError, "expected a py4jni Client");
+        return -1;
+    }
+    *cl = (ClientObject *)o;
+    if (!p4j_client_is_inproc((*cl)->c)) {
+        PyErr_SetString(p4j_reg.Py4JError,
+                        "py4jni: this needs the in-process gateway (socket-mode callbacks go "
+                        "through py4j's callback server)");
+        return -1;
+    }
+    return p4j_check_open(*cl);
+}
+
+static PyObject *mod_set_entry_point(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    PyObject *clo, *obj;
+    ClientObject *cl;
+    if (!PyArg_ParseTuple(args, "OO:set_python_entry_point", &clo, &obj) ||
+        client_arg(clo, &cl) < 0)
+        return NULL;
+    p4j_error err = {0};
+    p4j_status st;
+    if (obj == Py_None) { /* clear the entry point if this client set it */
+        p4j_pyhandle *h = entry_handle;
+        if (!h || h->client != cl)
+            Py_RETURN_NONE;
+        entry_handle = NULL;
+        h->refs++;
+        Py_BEGIN_ALLOW_THREADS
+        st = p4j_cb_entry_point_set(h, true, &err);
+        Py_END_ALLOW_THREADS
+        handle_unref(h);
+    } else {
+        p4j_pyhandle *h = handle_new(cl, obj);
+        if (!h)
+            return NULL;
+        h->refs++;
+        Py_BEGIN_ALLOW_THREADS
+        st = p4j_cb_entry_point_set(h, false, &err);
+        Py_END_ALLOW_THREADS
+        if (st == P4J_OK)
+            entry_handle = h;
+        handle_unref(h);
+    }
+    if (st != P4J_OK)
+        return p4j_raise(cl, &err, NULL);
+    Py_RETURN_NONE;
+}
+
+static PyObject *mod_proxy_stats(PyObject *mod, PyObject *unused)
+{
+    (void)mod; (void)unused;
+    return PyLong_FromSsize_t(proxy_cache ? PyDict_Size(proxy_cache) : 0);
+}
+
+static PyObject *mod_callbacks_exit(PyObject *mod, PyObject *unused)
+{
+    (void)mod; (void)unused;
+    __atomic_store_n(&python_exiting, 1, __ATOMIC_RELEASE);
+    p4j_cb_disable();
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef exit_def = {"_callbacks_exit", mod_callbacks_exit, METH_NOARGS,
+                               "Stops Java from calling Python (run at interpreter exit)."};
+
+/* Used by natives.c. */
+void *p4j_handle_new_owned(ClientObject *cl, PyObject *obj);
+void p4j_handle_drop(void *h);
+
+void *p4j_handle_new_owned(ClientObject *cl, PyObject *obj)
+{
+    p4j_pyhandle *h = handle_new(cl, obj);
+    if (h)
+        h->refs = 1;
+    return h;
+}
+
+void p4j_handle_drop(void *h) { handle_unref(h); }
+
+PyMethodDef p4j_callback_methods[] = {
+    {"set_python_entry_point", mod_set_entry_point, METH_VARARGS,
+     "set_python_entry_point(client, obj): Java's org.py4jni.PythonEntryPoint.get(Class[]) "
+     "then returns `obj` as a proxy; None clears it if this client set it."},
+    {"proxy_cache_size", mod_proxy_stats, METH_NOARGS,
+     "Python objects that currently have a Java proxy (tests: no leak)."},
+    {NULL, NULL, 0, NULL},
+};
+
+extern PyMethodDef p4j_native_methods[];
+
+int p4j_callbacks_init(PyObject *module)
+{
+    if (PyModule_AddFunctions(module, p4j_callback_methods) < 0 ||
+        PyModule_AddFunctions(module, p4j_native_methods) < 0)
+        return -1;
+    if (!(proxy_cache = PyDict_New()) || !(str_Java = PyUnicode_InternFromString("Java")) ||
+        !(str_implements = PyUnicode_InternFromString("implements")))
+        return -1;
+    tstate_key_ok = pthread_key_create(&tstate_key, tstate_gone) == 0;
+    p4j_cb_install(&hooks);
+    /* Stop callbacks before the interpreter tears down (Java threads may outlive it). */
+    PyObject *fn = PyCFunction_New(&exit_def, NULL);
+    PyObject *atexit = fn ? PyImport_ImportModule("atexit") : NULL;
+    PyObject *r = atexit ? PyObject_CallMethod(atexit, "register", "O", fn) : NULL;
+    Py_XDECREF(fn);
+    Py_XDECREF(atexit);
+    if (!r)
+        return -1;
+    Py_DECREF(r);
+    return 0;
+}

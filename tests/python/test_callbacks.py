@@ -1,0 +1,793 @@
+"""Java calls Python in-process: py4j-style proxies (issue 4).
+
+Fixtures: org.py4jni.fixtures.CallbackFixtures (tests/java), plus Callbacks/Operator.
+Every test uses the in-process gateway: socket-mode callbacks go through py4j's
+callback server and belong to the socket transport's suite.
+"""
+from __future__ import annotations
+
+import gc
+import math
+import sys
+import threading
+import time
+import weakref
+
+import pytest
+
+from conftest import fixtures_jar, run_python
+from py4jni import JavaGateway, Py4JError, Py4JJavaError
+from py4jni import _py4jni
+
+PY4J_PREFIX = "An exception was raised by the Python Proxy. Return Message: "
+
+
+@pytest.fixture
+def gw(inproc_gateway):
+    return inproc_gateway
+
+
+@pytest.fixture
+def fx(gw):
+    return gw.jvm.org.py4jni.fixtures.CallbackFixtures
+
+
+@pytest.fixture
+def cb(gw):
+    return gw.jvm.org.py4jni.fixtures.Callbacks
+
+
+class Add:
+    def __init__(self):
+        self.threads = set()
+
+    def apply(self, a, b):
+        self.threads.add(threading.current_thread().name)
+        return a + b
+
+    def name(self):
+        return "add"
+
+    class Java:
+        implements = ["org.py4jni.fixtures.Operator"]
+
+
+class AllTypes:
+    def __init__(self, gw=None):
+        self.sunk = []
+        self.gw = gw
+
+    def flip(self, b):
+        return not b
+
+    def nextByte(self, b):
+        return b + 1
+
+    def upper(self, c):
+        return c.upper()
+
+    def half(self, s):
+        return s // 2
+
+    def twice(self, i):
+        return 2 * i
+
+    def big(self, v):
+        return v * 3
+
+    def third(self, f):
+        return f / 3
+
+    def sqrt(self, d):
+        return math.sqrt(d)
+
+    def greet(self, s):
+        return "hi " + s
+
+    def reverse(self, b):
+        return bytes(reversed(b))
+
+    def echo(self, o):
+        return o
+
+    def boxed(self, i):
+        return None if i is None else i + 1
+
+    def sink(self, x):
+        self.sunk.append(x)
+        return "ignored for void"
+
+    def names(self):
+        lst = self.gw.jvm.java.util.ArrayList()
+        lst.add("a")
+        lst.add("b")
+        return lst
+
+    def ints(self):
+        return self.gw.jvm.org.py4jni.fixtures.NativeCodec.range(5)
+
+    class Java:
+        implements = ["org.py4jni.fixtures.CallbackFixtures$AllTypes"]
+
+
+# ----------------------------------------------------------------- basic calls
+
+def test_proxy_call_and_name(cb):
+    op = Add()
+    assert cb.apply(op, 2, 3) == 5
+    assert cb.name(op) == "add"
+    assert cb.applyMany(op, 100) == sum(2 * i for i in range(100))
+    assert cb.isOperator(op)
+    assert op.threads == {threading.current_thread().name}  # the calling thread
+
+
+def test_every_type_crosses(gw, fx):
+    t = AllTypes(gw)
+    assert fx.flip(t, True) is False
+    assert fx.nextByte(t, 41) == 42
+    assert fx.upper(t, "q") == "Q"
+    assert fx.half(t, -300) == -150
+    assert fx.twice(t, 21) == 42
+    assert fx.big(t, 2**40) == 3 * 2**40
+    assert fx.third(t, 0.75) == pytest.approx(0.25)
+    assert fx.sqrt(t, 2.0) == math.sqrt(2.0)
+    assert fx.greet(t, "wörld \U0001F600 \x00!") == "hi wörld \U0001F600 \x00!"
+    assert fx.reverse(t, b"\x00\x01\xff") == b"\xff\x01\x00"
+    assert fx.boxed(t, 7) == 8
+    assert fx.boxed(t, None) is None
+    fx.sink(t, 9)
+    assert t.sunk == [9]
+    assert list(fx.names(t)) == ["a", "b"]
+    assert fx.sumInts(t) == 10
+
+
+def test_echo_converts_both_ways(gw, fx):
+    t = AllTypes(gw)
+    assert fx.echo(t, 5) == 5
+    assert fx.echoClass(t, 5) == "java.lang.Integer"
+    assert fx.echoClass(t, 2**40) == "java.lang.Long"
+    assert fx.echoClass(t, 1.5) == "java.lang.Double"
+    assert fx.echoClass(t, "s") == "java.lang.String"
+    assert fx.echoClass(t, True) == "java.lang.Boolean"
+    assert fx.echoClass(t, None) == "null"
+    sb = gw.jvm.java.lang.StringBuilder("x")
+    assert fx.echoClass(t, sb) == "java.lang.StringBuilder"
+    got = fx.echo(t, sb)
+    got.append("y")
+    assert sb.toString() == "xy"
+
+
+def test_proxy_with_two_interfaces(gw, fx, cb):
+    class Both:
+        def __init__(self):
+            self.ran = 0
+
+        def run(self):
+            self.ran += 1
+
+        def apply(self, a, b):
+            return a * b
+
+        def name(self):
+            return "both"
+
+        class Java:
+            implements = ["java.lang.Runnable", "org.py4jni.fixtures.Operator"]
+
+    b = Both()
+    assert cb.apply(b, 6, 7) == 42
+    cb.run(b)
+    assert b.ran == 1
+
+
+def test_proxy_handed_back_is_the_python_object(gw, fx):
+    op = Add()
+    assert getattr(fx, "pass")(op) is op  # `pass` is a Python keyword
+    fx.hold(op)
+    assert fx.held() is op
+    lst = fx.twiceInList(op)
+    assert lst[0] is op and lst[1] is op
+    fx.drop()
+
+
+def test_java_objects_as_arguments_and_results(gw, fx):
+    class Keeper:
+        def echo(self, o):
+            self.seen = o
+            return o
+
+        class Java:
+            implements = ["org.py4jni.fixtures.CallbackFixtures$AllTypes"]
+
+    k = Keeper()
+    lst = gw.jvm.java.util.ArrayList()
+    lst.add(3)
+    back = fx.echo(k, lst)
+    assert back.size() == 1 and k.seen.get(0) == 3
+
+
+# ------------------------------------------------------------------ results
+
+def test_none_to_primitive_is_an_error(fx):
+    class Bad:
+        def apply(self, a, b):
+            return None
+
+        def name(self):
+            return None  # fine: String
+
+        class Java:
+            implements = ["org.py4jni.fixtures.Operator"]
+
+    msg = fx.catchingApply(Bad(), 1, 2)
+    assert msg.startswith("org.py4jni.Py4JException: ")
+    assert "None cannot be returned as Java int" in msg
+    assert "Bad.apply" in msg
+
+
+def test_int_out_of_range_is_an_error(fx):
+    class Big:
+        def apply(self, a, b):
+            return 2**31
+
+        class Java:
+            implements = ["org.py4jni.fixtures.Operator"]
+
+    msg = fx.catchingApply(Big(), 1, 2)
+    assert "org.py4jni.Py4JException" in msg and "out of range for Java int" in msg
+
+
+def test_wrong_type_is_an_error(gw, fx, cb):
+    class Wrong:
+        def apply(self, a, b):
+            return "three"
+
+        def name(self):
+            return 3
+
+        class Java:
+            implements = ["org.py4jni.fixtures.Operator"]
+
+    msg = fx.catchingApply(Wrong(), 1, 2)
+    assert "cannot convert a string to Java int" in msg and "'three'" in msg
+    with pytest.raises(Py4JJavaError) as info:
+        cb.name(Wrong())
+    assert "Java java.lang.Integer" in str(info.value) and "java.lang.String" in str(info.value)
+
+    class Unconvertible:
+        def greet(self, s):
+            return object()
+
+        class Java:
+            implements = ["org.py4jni.fixtures.CallbackFixtures$AllTypes"]
+
+    with pytest.raises(Py4JJavaError, match="cannot be converted to Java"):
+        fx.greet(Unconvertible(), "x")
+
+
+def test_byte_and_char_ranges(fx):
+    class T(AllTypes):
+        def nextByte(self, b):
+            return 200
+
+        def upper(self, c):
+            return "ab"
+
+    t = T()
+    with pytest.raises(Py4JJavaError, match="out of range for Java byte"):
+        fx.nextByte(t, 1)
+    with pytest.raises(Py4JJavaError, match="length 2 cannot be a Java char"):
+        fx.upper(t, "a")
+
+
+# --------------------------------------------------------------- exceptions
+
+class Raiser:
+    def apply(self, a, b):
+        raise ValueError(f"boom {a}")
+
+    def name(self):
+        return "raiser"
+
+    class Java:
+        implements = ["org.py4jni.fixtures.Operator"]
+
+
+def test_python_exception_reaches_java_with_traceback(fx):
+    msg = fx.catchingApply(Raiser(), 7, 0)
+    assert msg.startswith("org.py4jni.Py4JException: " + PY4J_PREFIX + "Traceback")
+    assert "ValueError: boom 7" in msg
+    assert "in apply" in msg  # the Python frame
+
+
+def test_python_exception_uncaught_surfaces_as_py4jjavaerror(gw, cb):
+    with pytest.raises(Py4JJavaError) as info:
+        cb.apply(Raiser(), 1, 2)
+    exc = info.value
+    assert exc.java_exception.getClass().getName() == "org.py4jni.Py4JException"
+    assert "ValueError: boom 1" in exc.java_exception.getMessage()
+    assert "ValueError: boom 1" in str(exc)
+
+
+def test_java_exception_in_nested_call_is_py4jjavaerror(gw, fx):
+    seen = []
+
+    class Nested:
+        def apply(self, a, b):
+            try:
+                fx.divide(a, b)
+            except Py4JJavaError as e:
+                seen.append(e.java_exception.getClass().getName())
+                raise
+            return 0
+
+        class Java:
+            implements = ["org.py4jni.fixtures.Operator"]
+
+    msg = fx.catchingApply(Nested(), 1, 0)
+    assert seen == ["java.lang.ArithmeticException"]
+    assert "org.py4jni.Py4JException" in msg and "Py4JJavaError" in msg
+    assert "ArithmeticException" in msg
+
+
+def test_missing_method_is_attribute_error_in_java(fx):
+    class Partial:
+        class Java:
+            implements = ["org.py4jni.fixtures.Operator"]
+
+    msg = fx.catchingApply(Partial(), 1, 2)
+    assert "AttributeError" in msg and "apply" in msg
+
+
+def test_propagate_java_exceptions(gw):
+    from py4jni import CallbackServerParameters
+    gw2 = JavaGateway(classpath=fixtures_jar(), callback_server_parameters=CallbackServerParameters(
+        propagate_java_exceptions=True))
+    try:
+        fx2 = gw2.jvm.org.py4jni.fixtures.CallbackFixtures
+
+        class Io:
+            def run(self):
+                fx2.throwIO("disk full")
+
+            class Java:
+                implements = ["org.py4jni.fixtures.CallbackFixtures$Checked"]
+
+        assert fx2.runChecked(Io()) == "IOException: disk full"
+    finally:
+        gw2.shutdown()
+    fx = gw.jvm.org.py4jni.fixtures.CallbackFixtures
+
+    class Io2:
+        def run(self):
+            fx.throwIO("disk full")
+
+        class Java:
+            implements = ["org.py4jni.fixtures.CallbackFixtures$Checked"]
+
+    out = fx.runChecked(Io2())  # default: py4j's Py4JException with the traceback
+    assert out.startswith("org.py4jni.Py4JException: " + PY4J_PREFIX)
+
+
+# ------------------------------------------------------------------ threads
+
+def test_callback_from_new_java_thread(cb):
+    class R:
+        def __init__(self):
+            self.names = []
+
+        def run(self):
+            self.names.append(threading.current_thread().name)
+
+        class Java:
+            implements = ["java.lang.Runnable"]
+
+    r = R()
+    cb.runOnThread(r)
+    cb.runOnThread(r)
+    assert len(r.names) == 2
+    assert threading.current_thread().name not in r.names
+
+
+def test_many_short_lived_java_threads(cb):
+    """Each Java thread keeps a Python thread state while it lives; it is deleted when
+    the thread exits."""
+    class R:
+        count = 0
+
+        def run(self):
+            R.count += 1
+
+        class Java:
+            implements = ["java.lang.Runnable"]
+
+    r = R()
+    for _ in range(200):
+        cb.runOnThread(r)
+    assert R.count == 200
+
+
+def test_callbacks_from_many_java_threads(fx):
+    op = Add()
+    total = fx.applyOnThreads(op, 8, 500)
+    assert total == 8 * sum(i + 1 for i in range(500))
+    assert len(op.threads) >= 2
+
+
+def test_python_threads_call_java_that_calls_back(cb):
+    op = Add()
+    errors = []
+
+    def work():
+        try:
+            for _ in range(50):
+                assert cb.applyMany(op, 20) == sum(2 * i for i in range(20))
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+def test_callback_does_not_hold_gil_while_java_runs(fx):
+    """A Python thread keeps running while Java threads call back."""
+    ticks = []
+    stop = threading.Event()
+
+    def ticker():
+        while not stop.is_set():
+            ticks.append(1)
+            time.sleep(0.001)
+
+    t = threading.Thread(target=ticker)
+    t.start()
+    try:
+        fx.applyOnThreads(Add(), 2, 2000)
+    finally:
+        stop.set()
+        t.join()
+    assert ticks
+
+
+# -------------------------------------------------------------- re-entrancy
+
+class Down:
+    def __init__(self, fx):
+        self.fx = fx
+        self.deepest = None
+
+    def down(self, n):
+        if n == 0:
+            self.deepest = n
+            return 0
+        return self.fx.recurse(self, n)
+
+    class Java:
+        implements = ["org.py4jni.fixtures.CallbackFixtures$Recurser"]
+
+
+def test_reentrancy_120_levels(fx):
+    d = Down(fx)
+    # each level: Java recurse -> Python down -> Java recurse ...; the JVM gives the
+    # thread that created it a stack of -Xss (1 MiB by default): ~140 levels fit.
+    assert fx.recurse(d, 120) == 120
+    assert d.deepest == 0
+
+
+def test_reentrancy_on_java_thread(fx):
+    assert fx.recurseOnThread(Down(fx), 120) == 120
+
+
+def test_reentrancy_1000_levels_with_bigger_stack():
+    code = """
+import os
+from py4jni import JavaGateway
+gw = JavaGateway(classpath=os.environ["P4J_FIXTURES_JAR"], jvm_options=["-Xss16m"])
+fx = gw.jvm.org.py4jni.fixtures.CallbackFixtures
+class Down:
+    def down(self, n):
+        return 0 if n == 0 else fx.recurse(self, n)
+    class Java:
+        implements = ["org.py4jni.fixtures.CallbackFixtures$Recurser"]
+import sys
+sys.setrecursionlimit(10000)
+print(fx.recurse(Down(), 1000), fx.recurseOnThread(Down(), 1000))
+"""
+    r = run_python(code)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.split() == ["1000", "1000"]
+
+
+def test_runaway_recursion_is_an_error_not_a_crash(fx):
+    class Forever:
+        def down(self, n):
+            return fx.recurse(self, n + 2)  # never reaches 0
+
+        class Java:
+            implements = ["org.py4jni.fixtures.CallbackFixtures$Recurser"]
+
+    with pytest.raises((RecursionError, Py4JJavaError)) as info:
+        fx.recurse(Forever(), 5)
+    text = str(info.value)
+    assert ("RecursionError" in text or "StackOverflowError" in text
+            or "recursion" in text)
+    # and everything still works
+    assert fx.recurse(Down(fx), 10) == 10
+
+
+def test_runaway_recursion_caught_in_java(fx):
+    class Forever:
+        def down(self, n):
+            return fx.recurse(self, n + 2)
+
+        def run(self):
+            fx.recurse(self, 5)
+
+        class Java:
+            implements = ["org.py4jni.fixtures.CallbackFixtures$Recurser", "java.lang.Runnable"]
+
+    msg = fx.catching(Forever())  # Java's catch (Throwable t) around the whole descent
+    assert msg.startswith(("org.py4jni.Py4JException", "java.lang.StackOverflowError"))
+    assert "StackOverflowError" in msg or "RecursionError" in msg
+
+
+def test_runaway_recursion_in_subprocess_exits_cleanly():
+    code = """
+import sys
+from py4jni import JavaGateway, Py4JJavaError
+import os
+gw = JavaGateway(classpath=os.environ["P4J_FIXTURES_JAR"])
+fx = gw.jvm.org.py4jni.fixtures.CallbackFixtures
+class Forever:
+    def down(self, n):
+        return fx.recurse(self, n + 2)
+    class Java:
+        implements = ["org.py4jni.fixtures.CallbackFixtures$Recurser"]
+sys.setrecursionlimit(100000)
+try:
+    fx.recurse(Forever(), 5)
+except (RecursionError, Py4JJavaError) as e:
+    print("caught", type(e).__name__)
+print(fx.recurse(Forever.__new__(Forever), -1))
+"""
+    r = run_python(code)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "caught" in r.stdout
+
+
+# ---------------------------------------------------- Object and default methods
+
+def test_object_methods_default(gw, fx):
+    op = Add()
+    assert fx.str(op) == str(op)  # no toString: Python's str()
+    assert fx.hash(op) == fx.hash(op)
+    assert fx.eq(op, op)
+    assert not fx.eq(op, Add())
+
+
+def test_object_methods_python_defined(fx):
+    class Named:
+        def __init__(self, n):
+            self.n = n
+
+        def toString(self):
+            return f"Named({self.n})"
+
+        def hashCode(self):
+            return self.n
+
+        def equals(self, other):
+            return isinstance(other, Named) and other.n == self.n
+
+        class Java:
+            implements = ["java.lang.Runnable"]
+
+    a, b = Named(3), Named(3)
+    assert fx.str(a) == "Named(3)"
+    assert fx.hash(a) == 3
+    assert fx.eq(a, b)
+    assert not fx.eq(a, Named(4))
+    assert not fx.eq(a, "x")
+
+
+def test_default_interface_method(fx):
+    class Plain:
+        def name(self):
+            return "plain"
+
+        class Java:
+            implements = ["org.py4jni.fixtures.CallbackFixtures$Greeter"]
+
+    class Custom(Plain):
+        def greet(self):
+            return "custom " + self.name()
+
+    assert fx.greet(Plain()) == "hello plain"
+    assert fx.greet(Custom()) == "custom plain"
+
+
+# ------------------------------------------------------------------ lifetime
+
+def _collect_until(pred, fx, timeout=20.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        gc.collect()
+        fx.gc()
+        if pred():
+            return True
+    return False
+
+
+def test_python_object_lives_while_java_holds_it(gw, fx):
+    op = Add()
+    ref = weakref.ref(op)
+    fx.hold(op)
+    del op
+    gc.collect()
+    fx.gc()
+    assert ref() is not None  # Java still holds the proxy
+    assert fx.applyHeld(2, 2) == 4
+    fx.drop()
+    assert _collect_until(lambda: ref() is None, fx), "Python object not released"
+
+
+def test_temporary_proxy_is_released(fx, cb):
+    op = Add()
+    ref = weakref.ref(op)
+    assert cb.apply(op, 1, 1) == 2
+    del op
+    assert _collect_until(lambda: ref() is None, fx)
+
+
+def test_same_object_twice_is_one_proxy_and_no_leak(gw, fx):
+    op = Add()
+    assert fx.same(op, op)
+    fx.hold(op)
+    assert fx.same(op, fx.held())
+    before_refs = sys.getrefcount(op)
+    before_globals = gw._gateway_client.global_ref_count()
+    before_cache = _py4jni.proxy_cache_size()
+    for _ in range(2000):
+        assert fx.same(op, op)
+    assert sys.getrefcount(op) == before_refs
+    assert gw._gateway_client.global_ref_count() == before_globals
+    assert _py4jni.proxy_cache_size() == before_cache
+    fx.drop()
+
+
+def test_many_proxies_are_all_released(gw, fx, cb):
+    refs = []
+    for _ in range(300):
+        op = Add()
+        refs.append(weakref.ref(op))
+        cb.apply(op, 1, 2)
+    del op
+    assert _collect_until(lambda: all(r() is None for r in refs), fx)
+    assert _collect_until(lambda: _py4jni.proxy_cache_size() == 0, fx)
+
+
+# --------------------------------------------------------------- bad proxies
+
+def test_interface_that_does_not_exist(cb):
+    class Ghost:
+        class Java:
+            implements = ["com.example.DoesNotExist"]
+
+    with pytest.raises(Py4JError, match="com.example.DoesNotExist.*does not exist"):
+        cb.isOperator(Ghost())
+
+
+def test_class_that_is_not_an_interface(cb):
+    class NotIface:
+        class Java:
+            implements = ["java.lang.String"]
+
+    with pytest.raises(Py4JError, match="not an interface"):
+        cb.isOperator(NotIface())
+
+
+def test_implements_must_be_names(cb):
+    class BadList:
+        class Java:
+            implements = [42]
+
+    with pytest.raises(Py4JError, match="must list interface names"):
+        cb.isOperator(BadList())
+
+
+def test_empty_implements_is_not_a_proxy(cb):
+    class Empty:
+        class Java:
+            implements = []
+
+    with pytest.raises(Py4JError, match="cannot pass"):
+        cb.isOperator(Empty())
+
+
+def test_callback_after_gateway_shutdown(gw, fx):
+    gw2 = JavaGateway(classpath=fixtures_jar())
+    op = Add()
+    gw2.jvm.org.py4jni.fixtures.CallbackFixtures.hold(op)
+    gw2.shutdown()
+    try:
+        with pytest.raises(Py4JJavaError) as info:
+            fx.applyHeld(1, 2)
+        assert info.value.java_exception.getClass().getName() == "org.py4jni.Py4JException"
+        assert "shut down" in info.value.java_exception.getMessage()
+    finally:
+        fx.drop()
+    assert fx.recurse(Down(fx), 3) == 3  # the process and the main gateway live on
+
+
+# ------------------------------------------------------ py4j API around callbacks
+
+def test_python_server_entry_point(gw, fx):
+    class Entry:
+        def ping(self, s):
+            return "pong " + s
+
+    gw2 = JavaGateway(classpath=fixtures_jar(), python_server_entry_point=Entry())
+    try:
+        assert fx.entryPointSet()
+        assert fx.callEntryPoint("x") == "pong x"
+        assert fx.callEntryPoint("y") == "pong y"
+    finally:
+        gw2.shutdown()
+    assert not fx.entryPointSet()
+    with pytest.raises(Py4JJavaError, match="no Python entry point"):
+        fx.callEntryPoint("z")
+
+
+def test_clientserver_alias(fx):
+    from py4jni.clientserver import ClientServer, JavaParameters, PythonParameters
+
+    class Entry:
+        def ping(self, s):
+            return s * 2
+
+    cs = ClientServer(JavaParameters(auto_convert=True),
+                      PythonParameters(propagate_java_exceptions=False),
+                      python_server_entry_point=Entry(), classpath=fixtures_jar())
+    try:
+        assert cs._gateway_client.kind == "inproc"
+        assert cs.start_callback_server() is True
+        assert cs.jvm.org.py4jni.fixtures.CallbackFixtures.callEntryPoint("ab") == "abab"
+        assert cs.jvm.org.py4jni.fixtures.Callbacks.apply(Add(), 1, 1) == 2
+    finally:
+        cs.shutdown()
+
+
+def test_callback_server_parameters_accepted():
+    from py4jni import CallbackServerParameters
+    gw2 = JavaGateway(classpath=fixtures_jar(), start_callback_server=True,
+                      callback_server_parameters=CallbackServerParameters(port=0))
+    try:
+        assert gw2.start_callback_server() is True
+        assert gw2.jvm.org.py4jni.fixtures.Callbacks.apply(Add(), 2, 2) == 4
+    finally:
+        gw2.shutdown()
+
+
+def test_callbacks_at_interpreter_exit():
+    """A Java thread calling back while Python exits gets an exception; no crash."""
+    code = """
+import os, threading
+from py4jni import JavaGateway
+gw = JavaGateway(classpath=os.environ["P4J_FIXTURES_JAR"])
+fx = gw.jvm.org.py4jni.fixtures.CallbackFixtures
+class Add:
+    def apply(self, a, b): return a + b
+    class Java:
+        implements = ["org.py4jni.fixtures.Operator"]
+t = threading.Thread(target=lambda: fx.applyOnThreads(Add(), 2, 10**7), daemon=True)
+t.start()
+import time; time.sleep(0.3)
+print("exiting")
+"""
+    r = run_python(code)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "exiting" in r.stdout
