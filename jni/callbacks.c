@@ -18,6 +18,7 @@
  * instead (Java and Python code can catch it). Pass -Xss16m for deeper nesting.
  */
 #include "callbacks.h"
+#include "idtable.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -281,18 +282,8 @@ p4j_status p4j_cb_ready(JNIEnv *env, p4j_error *err)
 
 /* ------------------------------------------------------------ method table */
 
-#define TABLE_BITS 10
-#define TABLE_CHUNK (1u << TABLE_BITS)
-#define TABLE_CHUNKS 1024 /* up to a million entries */
-
-static p4j_cb_method **method_chunks[TABLE_CHUNKS];
+static p4j_idtable methods; /* PythonMethod id -> p4j_cb_method */
 static pthread_mutex_t method_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static p4j_cb_method *method_get(uint32_t id)
-{
-    p4j_cb_method **chunk = __atomic_load_n(&method_chunks[id >> TABLE_BITS], __ATOMIC_ACQUIRE);
-    return chunk ? __atomic_load_n(&chunk[id & (TABLE_CHUNK - 1)], __ATOMIC_ACQUIRE) : NULL;
-}
 
 static const char *descriptor_end(const char *p)
 {
@@ -395,28 +386,24 @@ fail:
 const p4j_cb_method *p4j_cb_method_of(JNIEnv *env, jobject pm, p4j_error *err)
 {
     int32_t id = (*env)->GetIntField(env, pm, cb.pmId);
-    if (id < 0 || (uint32_t)id >= (uint32_t)TABLE_CHUNKS * TABLE_CHUNK) {
+    if (id < 0 || (uint32_t)id >= P4J_IDTABLE_MAX) {
         p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: too many distinct callback methods");
         return NULL;
     }
-    p4j_cb_method *m = method_get((uint32_t)id);
+    p4j_cb_method *m = p4j_idtable_get(&methods, (uint32_t)id);
     if (__builtin_expect(m != NULL, 1))
         return m;
     if (!(m = method_build(env, pm, id, err)))
         return NULL;
     pthread_mutex_lock(&method_lock);
-    p4j_cb_method **chunk = method_chunks[(uint32_t)id >> TABLE_BITS];
-    if (!chunk && (chunk = calloc(TABLE_CHUNK, sizeof *chunk)))
-        __atomic_store_n(&method_chunks[(uint32_t)id >> TABLE_BITS], chunk, __ATOMIC_RELEASE);
-    p4j_cb_method *raced = chunk ? chunk[(uint32_t)id & (TABLE_CHUNK - 1)] : NULL;
-    if (chunk && !raced)
-        __atomic_store_n(&chunk[(uint32_t)id & (TABLE_CHUNK - 1)], m, __ATOMIC_RELEASE);
+    p4j_cb_method *now = p4j_idtable_put(&methods, (uint32_t)id, m);
     pthread_mutex_unlock(&method_lock);
-    if (!chunk) {
+    if (!now) {
         method_free(m);
         p4j_error_set(err, P4J_ERR_MEMORY, "out of memory");
         return NULL;
     }
+    p4j_cb_method *raced = now != m ? now : NULL;
     if (raced) { /* another thread built it first: keep one */
         if (m->ret_cls)
             (*env)->DeleteGlobalRef(env, m->ret_cls);
@@ -430,33 +417,15 @@ const p4j_cb_method *p4j_cb_method_of(JNIEnv *env, jobject pm, p4j_error *err)
 
 enum { CLASS_UNKNOWN = 0, CLASS_PLAIN = 1, CLASS_PROXY = 2 };
 
-static uint8_t *class_chunks[TABLE_CHUNKS];
-static pthread_mutex_t class_lock = PTHREAD_MUTEX_INITIALIZER;
-
+/* The state lives in the class's cb_state byte (a cache: benign races). */
 static int class_state_get(const p4j_class *pc)
 {
-    if (pc->id >= (uint32_t)TABLE_CHUNKS * TABLE_CHUNK)
-        return CLASS_PLAIN;
-    uint8_t *chunk = __atomic_load_n(&class_chunks[pc->id >> TABLE_BITS], __ATOMIC_ACQUIRE);
-    return chunk ? __atomic_load_n(&chunk[pc->id & (TABLE_CHUNK - 1)], __ATOMIC_ACQUIRE)
-                 : CLASS_UNKNOWN;
+    return __atomic_load_n(&pc->cb_state, __ATOMIC_ACQUIRE);
 }
 
 static void class_state_set(const p4j_class *pc, int state)
 {
-    if (pc->id >= (uint32_t)TABLE_CHUNKS * TABLE_CHUNK)
-        return;
-    uint8_t *chunk = __atomic_load_n(&class_chunks[pc->id >> TABLE_BITS], __ATOMIC_ACQUIRE);
-    if (!chunk) {
-        pthread_mutex_lock(&class_lock);
-        chunk = class_chunks[pc->id >> TABLE_BITS];
-        if (!chunk && (chunk = calloc(TABLE_CHUNK, 1)))
-            __atomic_store_n(&class_chunks[pc->id >> TABLE_BITS], chunk, __ATOMIC_RELEASE);
-        pthread_mutex_unlock(&class_lock);
-        if (!chunk)
-            return; /* asked again next time */
-    }
-    __atomic_store_n(&chunk[pc->id & (TABLE_CHUNK - 1)], (uint8_t)state, __ATOMIC_RELEASE);
+    __atomic_store_n(&((p4j_class *)pc)->cb_state, (uint8_t)state, __ATOMIC_RELEASE);
 }
 
 /* The target behind object `obj` of class `pc`, or NULL. */

@@ -22,9 +22,7 @@ static const p4j_client_ops inproc_ops;
 
 bool p4j_client_is_inproc(const p4j_client *c) { return c && c->ops == &inproc_ops; }
 
-/* Common prologue: checks the client and returns the thread's env inside a new local
- * frame of `capacity`, or NULL with err set. */
-static JNIEnv *enter(p4j_client *c, p4j_value *out, jint capacity, p4j_error *err)
+JNIEnv *p4j_inproc_enter(p4j_client *c, p4j_value *out, jint capacity, p4j_error *err)
 {
     if (out) {
         out->kind = P4J_NULL;
@@ -43,7 +41,7 @@ static JNIEnv *enter(p4j_client *c, p4j_value *out, jint capacity, p4j_error *er
     return env;
 }
 
-static p4j_status leave(JNIEnv *env, p4j_status st)
+p4j_status p4j_inproc_leave(JNIEnv *env, p4j_status st)
 {
     (*env)->PopLocalFrame(env, NULL);
     return st;
@@ -98,25 +96,38 @@ static void drop_arg_refs(JNIEnv *env, const p4j_member *m, const jvalue *jargs,
             (*env)->DeleteLocalRef(env, jargs[i].l);
 }
 
+/* Prologue of the hot entry points (no local frame): resets `out`, checks the client
+ * and the target and returns the env with the target's class in *pc. */
+static JNIEnv *hot_enter(p4j_client *c, const p4j_ref *target, bool is_class, p4j_value *out,
+                         p4j_class **pc, p4j_error *err)
+{
+    out->kind = P4J_NULL;
+    out->owned = NULL;
+    out->ref.handle = out->ref.cls = NULL;
+    if (__builtin_expect(c->closed, 0)) {
+        p4j_error_set(err, P4J_ERR_CLOSED, "py4jni: the gateway has been shut down");
+        return NULL;
+    }
+    JNIEnv *env = p4j_jvm_env(err);
+    if (!env)
+        return NULL;
+    if (!target || !target->handle) {
+        null_target(err);
+        return NULL;
+    }
+    return (*pc = target_class(env, target, is_class, err)) ? env : NULL;
+}
+
 /* Hot path: no local frame; the references it creates (converted arguments, an object
  * result) are deleted one by one, which costs less than a frame. */
 static p4j_status inproc_call(p4j_client *c, const p4j_ref *target, unsigned flags,
                               const char *name, size_t name_len, const p4j_value *args,
                               size_t nargs, p4j_value *out, p4j_error *err)
 {
-    out->kind = P4J_NULL;
-    out->owned = NULL;
-    out->ref.handle = out->ref.cls = NULL;
-    if (__builtin_expect(c->closed, 0))
-        return p4j_error_set(err, P4J_ERR_CLOSED, "py4jni: the gateway has been shut down");
-    JNIEnv *env = p4j_jvm_env(err);
-    if (!env)
-        return P4J_ERROR;
-    if (!target || !target->handle)
-        return null_target(err);
     bool is_static = flags & P4J_CALL_STATIC;
-    p4j_class *pc = target_class(env, target, is_static, err);
-    if (!pc)
+    p4j_class *pc;
+    JNIEnv *env = hot_enter(c, target, is_static, out, &pc, err);
+    if (!env)
         return P4J_ERROR;
     p4j_member *m = p4j_member_find(env, pc, is_static ? MEMBER_STATIC : MEMBER_METHOD, name,
                                     name_len, args, nargs, err);
@@ -147,18 +158,9 @@ static p4j_status inproc_call(p4j_client *c, const p4j_ref *target, unsigned fla
 static p4j_status inproc_construct(p4j_client *c, const p4j_ref *cls, const p4j_value *args,
                                    size_t nargs, p4j_value *out, p4j_error *err)
 {
-    out->kind = P4J_NULL;
-    out->owned = NULL;
-    out->ref.handle = out->ref.cls = NULL;
-    if (__builtin_expect(c->closed, 0))
-        return p4j_error_set(err, P4J_ERR_CLOSED, "py4jni: the gateway has been shut down");
-    JNIEnv *env = p4j_jvm_env(err);
+    p4j_class *pc;
+    JNIEnv *env = hot_enter(c, cls, true, out, &pc, err);
     if (!env)
-        return P4J_ERROR;
-    if (!cls || !cls->handle)
-        return null_target(err);
-    p4j_class *pc = target_class(env, cls, true, err);
-    if (!pc)
         return P4J_ERROR;
     p4j_member *m = p4j_member_find(env, pc, MEMBER_CTOR, "<init>", 6, args, nargs, err);
     if (!m)
@@ -198,14 +200,14 @@ static p4j_member *find_field(JNIEnv *env, const p4j_ref *target, bool is_static
 static p4j_status inproc_field_get(p4j_client *c, const p4j_ref *target, unsigned flags,
                                    const char *name, p4j_value *out, p4j_error *err)
 {
-    JNIEnv *env = enter(c, out, 8, err);
+    JNIEnv *env = p4j_inproc_enter(c, out, 8, err);
     if (!env)
         return P4J_ERROR;
     bool st = flags & P4J_CALL_STATIC;
     p4j_class *pc = NULL;
     p4j_member *m = find_field(env, target, st, name, &pc, err);
     if (!m)
-        return leave(env, P4J_ERROR);
+        return p4j_inproc_leave(env, P4J_ERROR);
     jobject obj = (jobject)target->handle;
     jvalue rv = {0};
     switch ((p4j_rconv)m->rconv) {
@@ -221,22 +223,22 @@ static p4j_status inproc_field_get(p4j_client *c, const p4j_ref *target, unsigne
                   : (*env)->GetObjectField(env, obj, m->fid);
         break;
     }
-    return leave(env, p4j_result_from_java(env, (p4j_rconv)m->rconv, NULL, rv, out, err));
+    return p4j_inproc_leave(env, p4j_result_from_java(env, (p4j_rconv)m->rconv, NULL, rv, out, err));
 }
 
 static p4j_status inproc_field_set(p4j_client *c, const p4j_ref *target, unsigned flags,
                                    const char *name, const p4j_value *value, p4j_error *err)
 {
-    JNIEnv *env = enter(c, NULL, 8, err);
+    JNIEnv *env = p4j_inproc_enter(c, NULL, 8, err);
     if (!env)
         return P4J_ERROR;
     bool st = flags & P4J_CALL_STATIC;
     p4j_class *pc = NULL;
     p4j_member *m = find_field(env, target, st, name, &pc, err);
     if (!m)
-        return leave(env, P4J_ERROR);
+        return p4j_inproc_leave(env, P4J_ERROR);
     if (m->final)
-        return leave(env, p4j_error_set(err, P4J_ERR_BRIDGE,
+        return p4j_inproc_leave(env, p4j_error_set(err, P4J_ERR_BRIDGE,
                                         "py4jni: field %s is final and cannot be assigned", name));
     /* A one-argument plan for this value's kind against the field's type. */
     p4j_member plan = {.nargs = 1};
@@ -253,12 +255,12 @@ static p4j_status inproc_field_set(p4j_client *c, const p4j_ref *target, unsigne
     default: break;
     }
     if (!ok_kind || (primitive && plan.keys[0] == 'n'))
-        return leave(env, p4j_error_set(err, P4J_ERR_BRIDGE,
+        return p4j_inproc_leave(env, p4j_error_set(err, P4J_ERR_BRIDGE,
                                         "py4jni: cannot assign a %s to field %s of type %s",
                                         p4j_kind_name(value->kind), name, m->desc));
     jvalue v;
     if (p4j_args_to_java(env, &plan, value, &v, err) != P4J_OK)
-        return leave(env, P4J_ERROR);
+        return p4j_inproc_leave(env, P4J_ERROR);
     jobject obj = (jobject)target->handle;
     switch ((p4j_rconv)m->rconv) {
 #define P4J_SET_CASE(L, ctype, field, Name)                                                  \
@@ -270,14 +272,14 @@ static p4j_status inproc_field_set(p4j_client *c, const p4j_ref *target, unsigne
 #undef P4J_SET_CASE
     default:
         if (v.l && m->ftype && !(*env)->IsInstanceOf(env, v.l, m->ftype))
-            return leave(env, p4j_error_set(err, P4J_ERR_BRIDGE,
+            return p4j_inproc_leave(env, p4j_error_set(err, P4J_ERR_BRIDGE,
                                             "py4jni: value of the wrong type for field %s (%s)",
                                             name, m->desc));
         if (st) (*env)->SetStaticObjectField(env, pc->cls, m->fid, v.l);
         else (*env)->SetObjectField(env, obj, m->fid, v.l);
         break;
     }
-    return leave(env, p4j_jvm_capture_exception(env, err));
+    return p4j_inproc_leave(env, p4j_jvm_capture_exception(env, err));
 }
 
 /* Sets `out` to a CLASS value for local class `cls`. */
@@ -299,59 +301,59 @@ static p4j_status class_value(JNIEnv *env, jclass cls, p4j_value *out, p4j_error
 static p4j_status inproc_resolve(p4j_client *c, const p4j_ref *view, const char *name,
                                  p4j_value *out, p4j_error *err)
 {
-    JNIEnv *env = enter(c, out, 8, err);
+    JNIEnv *env = p4j_inproc_enter(c, out, 8, err);
     if (!env)
         return P4J_ERROR;
     jobject jview = view && view->handle ? (jobject)view->handle
                                          : ((inproc_client *)c)->default_view;
     jstring jname = p4j_jstring_from_utf8(env, name, err);
     if (!jname)
-        return leave(env, P4J_ERROR);
+        return p4j_inproc_leave(env, P4J_ERROR);
     jclass cls = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge, p4j_jc.Bridge_resolveClass,
                                                 jview, jname);
     if ((*env)->ExceptionCheck(env))
-        return leave(env, p4j_jvm_capture_exception(env, err));
+        return p4j_inproc_leave(env, p4j_jvm_capture_exception(env, err));
     if (!cls) {
         out->kind = P4J_PACKAGE;
-        return leave(env, P4J_OK);
+        return p4j_inproc_leave(env, P4J_OK);
     }
-    return leave(env, class_value(env, cls, out, err));
+    return p4j_inproc_leave(env, class_value(env, cls, out, err));
 }
 
 static p4j_status inproc_static_member(p4j_client *c, const p4j_ref *cls, const char *name,
                                        p4j_value *out, p4j_error *err)
 {
-    JNIEnv *env = enter(c, out, 8, err);
+    JNIEnv *env = p4j_inproc_enter(c, out, 8, err);
     if (!env)
         return P4J_ERROR;
     if (!cls || !cls->handle)
-        return leave(env, null_target(err));
+        return p4j_inproc_leave(env, null_target(err));
     jstring jname = p4j_jstring_from_utf8(env, name, err);
     if (!jname)
-        return leave(env, P4J_ERROR);
+        return p4j_inproc_leave(env, P4J_ERROR);
     jint kind = (*env)->CallStaticIntMethod(env, p4j_jc.Bridge, p4j_jc.Bridge_staticMemberKind,
                                             (jclass)cls->handle, jname);
     if ((*env)->ExceptionCheck(env))
-        return leave(env, p4j_jvm_capture_exception(env, err));
+        return p4j_inproc_leave(env, p4j_jvm_capture_exception(env, err));
     switch (kind) {
     case 1:
         (*env)->PopLocalFrame(env, NULL);
         return inproc_field_get(c, cls, P4J_CALL_STATIC, name, out, err);
     case 2:
         out->kind = P4J_METHOD;
-        return leave(env, P4J_OK);
+        return p4j_inproc_leave(env, P4J_OK);
     case 3: {
         jclass nested = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge,
                                                        p4j_jc.Bridge_nestedClass,
                                                        (jclass)cls->handle, jname);
         if (p4j_jvm_failed(env, err))
-            return leave(env, P4J_ERROR);
+            return p4j_inproc_leave(env, P4J_ERROR);
         if (!nested)
-            return leave(env, p4j_error_set(err, P4J_ERR_BRIDGE, "no nested class %s", name));
-        return leave(env, class_value(env, nested, out, err));
+            return p4j_inproc_leave(env, p4j_error_set(err, P4J_ERR_BRIDGE, "no nested class %s", name));
+        return p4j_inproc_leave(env, class_value(env, nested, out, err));
     }
     default:
-        return leave(env, p4j_error_set(err, P4J_ERR_BRIDGE,
+        return p4j_inproc_leave(env, p4j_error_set(err, P4J_ERR_BRIDGE,
                                         "py4jni: no public static member %s", name));
     }
 }
@@ -359,36 +361,36 @@ static p4j_status inproc_static_member(p4j_client *c, const p4j_ref *cls, const 
 static p4j_status inproc_view_new(p4j_client *c, const char *name, p4j_value *out,
                                   p4j_error *err)
 {
-    JNIEnv *env = enter(c, out, 8, err);
+    JNIEnv *env = p4j_inproc_enter(c, out, 8, err);
     if (!env)
         return P4J_ERROR;
     jstring jname = p4j_jstring_from_utf8(env, name ? name : "", err);
     if (!jname)
-        return leave(env, P4J_ERROR);
+        return p4j_inproc_leave(env, P4J_ERROR);
     jobject view = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge, p4j_jc.Bridge_newView, jname);
     if (p4j_jvm_failed(env, err))
-        return leave(env, P4J_ERROR);
+        return p4j_inproc_leave(env, P4J_ERROR);
     out->kind = P4J_REF;
     out->ref.handle = p4j_jvm_global_new(env, view);
-    return leave(env, P4J_OK);
+    return p4j_inproc_leave(env, P4J_OK);
 }
 
 static p4j_status inproc_view_import(p4j_client *c, const p4j_ref *view, const char *pattern,
                                      bool remove, p4j_error *err)
 {
-    JNIEnv *env = enter(c, NULL, 8, err);
+    JNIEnv *env = p4j_inproc_enter(c, NULL, 8, err);
     if (!env)
         return P4J_ERROR;
     jobject jview = view && view->handle ? (jobject)view->handle
                                          : ((inproc_client *)c)->default_view;
     jstring jpat = p4j_jstring_from_utf8(env, pattern, err);
     if (!jpat)
-        return leave(env, P4J_ERROR);
+        return p4j_inproc_leave(env, P4J_ERROR);
     if (remove)
         (*env)->CallBooleanMethod(env, jview, p4j_jc.JVMView_removeImport, jpat);
     else
         (*env)->CallVoidMethod(env, jview, p4j_jc.JVMView_addImport, jpat);
-    return leave(env, p4j_jvm_capture_exception(env, err));
+    return p4j_inproc_leave(env, p4j_jvm_capture_exception(env, err));
 }
 
 /* Stores a String returned by a helper call into `out`. */
@@ -406,32 +408,32 @@ static p4j_status string_out(JNIEnv *env, jstring s, p4j_value *out, p4j_error *
 static p4j_status inproc_dir(p4j_client *c, const p4j_ref *target, p4j_dir_kind kind,
                              p4j_value *out, p4j_error *err)
 {
-    JNIEnv *env = enter(c, out, 8, err);
+    JNIEnv *env = p4j_inproc_enter(c, out, 8, err);
     if (!env)
         return P4J_ERROR;
     jobject t = target && target->handle ? (jobject)target->handle
                                          : ((inproc_client *)c)->default_view;
     jstring s = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge, p4j_jc.Bridge_dir, t,
                                                (jchar)kind);
-    return leave(env, string_out(env, s, out, err));
+    return p4j_inproc_leave(env, string_out(env, s, out, err));
 }
 
 static p4j_status inproc_help(p4j_client *c, const p4j_ref *target, bool is_class,
                               const char *pattern, bool short_name, p4j_value *out,
                               p4j_error *err)
 {
-    JNIEnv *env = enter(c, out, 8, err);
+    JNIEnv *env = p4j_inproc_enter(c, out, 8, err);
     if (!env)
         return P4J_ERROR;
     if (!target || !target->handle)
-        return leave(env, null_target(err));
+        return p4j_inproc_leave(env, null_target(err));
     jstring jpat = NULL;
     if (pattern && !(jpat = p4j_jstring_from_utf8(env, pattern, err)))
-        return leave(env, P4J_ERROR);
+        return p4j_inproc_leave(env, P4J_ERROR);
     jstring s = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge, p4j_jc.Bridge_help,
                                                (jobject)target->handle, (jboolean)is_class,
                                                jpat, (jboolean)short_name);
-    return leave(env, string_out(env, s, out, err));
+    return p4j_inproc_leave(env, string_out(env, s, out, err));
 }
 
 static p4j_status inproc_read_bytes(p4j_client *c, const p4j_value *v, uint8_t *dst,
@@ -454,14 +456,14 @@ static p4j_status inproc_read_bytes(p4j_client *c, const p4j_value *v, uint8_t *
 static p4j_status inproc_stack_trace(p4j_client *c, const p4j_ref *throwable, p4j_value *out,
                                      p4j_error *err)
 {
-    JNIEnv *env = enter(c, out, 8, err);
+    JNIEnv *env = p4j_inproc_enter(c, out, 8, err);
     if (!env)
         return P4J_ERROR;
     if (!throwable || !throwable->handle)
-        return leave(env, null_target(err));
+        return p4j_inproc_leave(env, null_target(err));
     jstring s = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge, p4j_jc.Bridge_stackTrace,
                                                (jobject)throwable->handle);
-    return leave(env, string_out(env, s, out, err));
+    return p4j_inproc_leave(env, string_out(env, s, out, err));
 }
 
 static void inproc_release(p4j_client *c, p4j_ref *ref)

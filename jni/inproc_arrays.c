@@ -41,15 +41,15 @@ p4j_status p4j_inproc_array_info(p4j_client *c, const p4j_ref *arr, char *elem, 
 {
     *elem = 0;
     *len = 0;
-    JNIEnv *env = p4j_bulk_enter(c, NULL, 8, err);
+    JNIEnv *env = p4j_inproc_enter(c, NULL, 8, err);
     if (!env)
         return P4J_ERROR;
     const p4j_bulk_ids *ids = p4j_bulk_ids_get(env, err);
     if (!ids)
-        return p4j_bulk_leave(env, P4J_ERROR);
+        return p4j_inproc_leave(env, P4J_ERROR);
     jobject a = arr ? (jobject)arr->handle : NULL;
     if (!a)
-        return p4j_bulk_leave(env, p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: the array is null"));
+        return p4j_inproc_leave(env, p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: the array is null"));
 #define P4J_ARR_TEST(L, ctype, field, Name)                  \
     if (!*elem && (*env)->IsInstanceOf(env, a, ids->Arr##L)) \
         *elem = (char)ELEM_##L;
@@ -58,14 +58,14 @@ p4j_status p4j_inproc_array_info(p4j_client *c, const p4j_ref *arr, char *elem, 
     if (!*elem) {
         p4j_class *pc = p4j_class_of(env, a, err);
         if (!pc)
-            return p4j_bulk_leave(env, P4J_ERROR);
+            return p4j_inproc_leave(env, P4J_ERROR);
         if (pc->role != 't')
-            return p4j_bulk_leave(env, p4j_error_set(err, P4J_ERR_BRIDGE,
+            return p4j_inproc_leave(env, p4j_error_set(err, P4J_ERR_BRIDGE,
                                                      "py4jni: the object is not an array"));
         *elem = 'L';
     }
     *len = (size_t)(*env)->GetArrayLength(env, (jarray)a);
-    return p4j_bulk_leave(env, P4J_OK);
+    return p4j_inproc_leave(env, P4J_OK);
 }
 
 p4j_status p4j_inproc_array_read(p4j_client *c, const p4j_ref *arr, char elem, size_t start,
@@ -127,7 +127,7 @@ p4j_status p4j_inproc_array_new(p4j_client *c, char elem, size_t count, const vo
     if (count > 0x7fffffff)
         return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: %zu elements exceed a Java array",
                              count);
-    JNIEnv *env = p4j_bulk_enter(c, out, 8, err);
+    JNIEnv *env = p4j_inproc_enter(c, out, 8, err);
     if (!env)
         return P4J_ERROR;
     jarray a = NULL;
@@ -142,18 +142,18 @@ p4j_status p4j_inproc_array_new(p4j_client *c, char elem, size_t count, const vo
         P4J_PRIM_TABLE(P4J_ARR_NEW)
 #undef P4J_ARR_NEW
     default:
-        return p4j_bulk_leave(env, p4j_error_set(err, P4J_ERR_BRIDGE,
+        return p4j_inproc_leave(env, p4j_error_set(err, P4J_ERR_BRIDGE,
                                                  "py4jni: '%c' is not a primitive type letter",
                                                  elem ? elem : '?'));
     }
     if (p4j_jvm_failed(env, err))
-        return p4j_bulk_leave(env, P4J_ERROR);
+        return p4j_inproc_leave(env, P4J_ERROR);
     if (!a)
-        return p4j_bulk_leave(env, p4j_error_set(err, P4J_ERR_MEMORY, "out of Java memory"));
+        return p4j_inproc_leave(env, p4j_error_set(err, P4J_ERR_MEMORY, "out of Java memory"));
     out->kind = P4J_ARRAY;
     out->ref.handle = p4j_jvm_global_new(env, a);
     if (!out->ref.handle)
-        return p4j_bulk_leave(env, p4j_error_set(err, P4J_ERR_MEMORY,
+        return p4j_inproc_leave(env, p4j_error_set(err, P4J_ERR_MEMORY,
                                                  "out of JNI global references"));
-    return p4j_bulk_leave(env, P4J_OK);
+    return p4j_inproc_leave(env, P4J_OK);
 }

@@ -57,14 +57,6 @@ typedef struct p4j_bulk_ids {
  * row is missing (the helper jar is out of date). Thread-safe. */
 const p4j_bulk_ids *p4j_bulk_ids_get(JNIEnv *env, p4j_error *err);
 
-/* Common prologue of the bulk ops: checks that `c` is open and returns the thread's
- * env inside a new local frame of `capacity` (NULL with err set). `out`, when given,
- * is reset to P4J_NULL. Pair with p4j_bulk_leave on every exit. */
-JNIEnv *p4j_bulk_enter(p4j_client *c, p4j_value *out, jint capacity, p4j_error *err);
-
-/* Pops the frame pushed by p4j_bulk_enter and returns `st`. */
-p4j_status p4j_bulk_leave(JNIEnv *env, p4j_status st);
-
 /* The ops, with the contracts written in client.h. */
 p4j_status p4j_inproc_cursor_open(p4j_client *c, const p4j_ref *source, char mode,
                                   p4j_value *out, p4j_error *err);

@@ -83,55 +83,30 @@ const p4j_bulk_ids *p4j_bulk_ids_get(JNIEnv *env, p4j_error *err)
     return st == P4J_OK ? &bulk_ids : NULL;
 }
 
-JNIEnv *p4j_bulk_enter(p4j_client *c, p4j_value *out, jint capacity, p4j_error *err)
-{
-    if (out) {
-        out->kind = P4J_NULL;
-        out->owned = NULL;
-        out->ref.handle = out->ref.cls = NULL;
-    }
-    if (c->closed) {
-        p4j_error_set(err, P4J_ERR_CLOSED, "py4jni: the gateway has been shut down");
-        return NULL;
-    }
-    JNIEnv *env = p4j_jvm_env(err);
-    if (env && (*env)->PushLocalFrame(env, capacity) != 0) {
-        p4j_jvm_capture_exception(env, err);
-        return NULL;
-    }
-    return env;
-}
-
-p4j_status p4j_bulk_leave(JNIEnv *env, p4j_status st)
-{
-    (*env)->PopLocalFrame(env, NULL);
-    return st;
-}
-
 /* ------------------------------------------------------------ walks */
 
 p4j_status p4j_inproc_cursor_open(p4j_client *c, const p4j_ref *source, char mode,
                                   p4j_value *out, p4j_error *err)
 {
-    JNIEnv *env = p4j_bulk_enter(c, out, 8, err);
+    JNIEnv *env = p4j_inproc_enter(c, out, 8, err);
     if (!env)
         return P4J_ERROR;
     const p4j_bulk_ids *ids = p4j_bulk_ids_get(env, err);
     if (!ids)
-        return p4j_bulk_leave(env, P4J_ERROR);
+        return p4j_inproc_leave(env, P4J_ERROR);
     if (!source || !source->handle)
-        return p4j_bulk_leave(env, p4j_error_set(err, P4J_ERR_BRIDGE,
+        return p4j_inproc_leave(env, p4j_error_set(err, P4J_ERR_BRIDGE,
                                                  "py4jni: cannot walk a null object"));
     jobject cur = (*env)->CallStaticObjectMethod(env, ids->Cursor, ids->Cursor_open,
                                                  (jobject)source->handle, (jchar)mode);
     if (p4j_jvm_failed(env, err))
-        return p4j_bulk_leave(env, P4J_ERROR);
+        return p4j_inproc_leave(env, P4J_ERROR);
     out->kind = P4J_REF;
     out->ref.handle = p4j_jvm_global_new(env, cur);
     if (!out->ref.handle)
-        return p4j_bulk_leave(env, p4j_error_set(err, P4J_ERR_MEMORY,
+        return p4j_inproc_leave(env, p4j_error_set(err, P4J_ERR_MEMORY,
                                                  "out of JNI global references"));
-    return p4j_bulk_leave(env, P4J_OK);
+    return p4j_inproc_leave(env, P4J_OK);
 }
 
 /* Releases what values [0, n) own after a failed conversion. */
@@ -204,28 +179,28 @@ p4j_status p4j_inproc_cursor_next(p4j_client *c, const p4j_ref *cursor, p4j_valu
                                   size_t max, size_t *n, p4j_error *err)
 {
     *n = 0;
-    JNIEnv *env = p4j_bulk_enter(c, NULL, 16, err);
+    JNIEnv *env = p4j_inproc_enter(c, NULL, 16, err);
     if (!env)
         return P4J_ERROR;
     const p4j_bulk_ids *ids = p4j_bulk_ids_get(env, err);
     if (!ids)
-        return p4j_bulk_leave(env, P4J_ERROR);
+        return p4j_inproc_leave(env, P4J_ERROR);
     if (!cursor || !cursor->handle)
-        return p4j_bulk_leave(env, p4j_error_set(err, P4J_ERR_BRIDGE,
+        return p4j_inproc_leave(env, p4j_error_set(err, P4J_ERR_BRIDGE,
                                                  "py4jni: the cursor is null"));
     jobject cur = (jobject)cursor->handle;
     jint count = (*env)->CallIntMethod(env, cur, ids->Cursor_fill,
                                        (jint)(max > 0x7fffffff ? 0x7fffffff : max));
     if (p4j_jvm_failed(env, err))
-        return p4j_bulk_leave(env, P4J_ERROR);
+        return p4j_inproc_leave(env, P4J_ERROR);
     if (count <= 0)
-        return p4j_bulk_leave(env, P4J_OK);
+        return p4j_inproc_leave(env, P4J_OK);
 
     jint nchars = (*env)->GetIntField(env, cur, ids->Cursor_nchars);
     size_t bytes = (size_t)count * (sizeof(jlong) + 1) + (size_t)nchars * sizeof(jchar);
     char *scratch = malloc(bytes ? bytes : 1);
     if (!scratch)
-        return p4j_bulk_leave(env, p4j_error_set(err, P4J_ERR_MEMORY, "out of memory"));
+        return p4j_inproc_leave(env, p4j_error_set(err, P4J_ERR_MEMORY, "out of memory"));
     jlong *bits = (jlong *)scratch;                 /* aligned: first in the block */
     jchar *chars = (jchar *)(bits + count);
     jbyte *kinds = (jbyte *)(chars + nchars);
@@ -256,7 +231,7 @@ p4j_status p4j_inproc_cursor_next(p4j_client *c, const p4j_ref *cursor, p4j_valu
     *n = (size_t)count;
 done:
     free(scratch);
-    return p4j_bulk_leave(env, st);
+    return p4j_inproc_leave(env, st);
 }
 
 /* ------------------------------------------------------------ building */
@@ -350,12 +325,12 @@ p4j_status p4j_inproc_collection_new(p4j_client *c, char kind, const p4j_value *
 {
     if (n > 0x7fffffff)
         return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: too many elements (%zu)", n);
-    JNIEnv *env = p4j_bulk_enter(c, out, 16, err);
+    JNIEnv *env = p4j_inproc_enter(c, out, 16, err);
     if (!env)
         return P4J_ERROR;
     const p4j_bulk_ids *ids = p4j_bulk_ids_get(env, err);
     if (!ids)
-        return p4j_bulk_leave(env, P4J_ERROR);
+        return p4j_inproc_leave(env, P4J_ERROR);
 
     size_t nchars = 0;
     bool any_ref = false;
@@ -368,10 +343,10 @@ p4j_status p4j_inproc_collection_new(p4j_client *c, char kind, const p4j_value *
             any_ref = true;
     }
     if (nchars > 0x7fffffff)
-        return p4j_bulk_leave(env, p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: texts too long"));
+        return p4j_inproc_leave(env, p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: texts too long"));
     char *scratch = malloc(n * (sizeof(jlong) + 1) + nchars * sizeof(jchar) + 1);
     if (!scratch)
-        return p4j_bulk_leave(env, p4j_error_set(err, P4J_ERR_MEMORY, "out of memory"));
+        return p4j_inproc_leave(env, p4j_error_set(err, P4J_ERR_MEMORY, "out of memory"));
     jlong *bits = (jlong *)scratch;
     jchar *chars = (jchar *)(bits + n);
     jbyte *kinds = (jbyte *)(chars + nchars);
@@ -433,5 +408,5 @@ p4j_status p4j_inproc_collection_new(p4j_client *c, char kind, const p4j_value *
     st = p4j_object_to_value(env, coll, out, err);
 done:
     free(scratch);
-    return p4j_bulk_leave(env, st);
+    return p4j_inproc_leave(env, st);
 }

@@ -86,6 +86,7 @@ typedef struct p4j_class {
     jclass cls; /* global ref */
     uint32_t id;
     char role;  /* wire letter of instances: 'r', 'l', 's', ... (Bridge.classInfo) */
+    uint8_t cb_state; /* callbacks.c: whether instances are Python proxies (a cache) */
     pthread_mutex_t lock;
     p4j_member *buckets[P4J_CLASS_BUCKETS]; /* read with __atomic acquire loads */
 } p4j_class;
@@ -132,6 +133,14 @@ p4j_rconv p4j_rconv_of(const char *desc);
 
 /* Returns the double that Float.toString(f) prints, as Python users expect. */
 double p4j_float_as_printed(float f);
+
+/* Entry of a non-hot in-process operation: checks the client, resets `out` (may be
+ * NULL) and returns the thread's env inside a new local frame of `capacity`; NULL
+ * with err set on failure. Pair with p4j_inproc_leave on every exit. */
+JNIEnv *p4j_inproc_enter(p4j_client *c, p4j_value *out, jint capacity, p4j_error *err);
+
+/* Pops the frame pushed by p4j_inproc_enter and returns `st`. */
+p4j_status p4j_inproc_leave(JNIEnv *env, p4j_status st);
 
 /* Hook for PROXY arguments (callbacks): builds the Java object for a Python proxy.
  * Installed by the callback layer; NULL means proxies are not supported. */

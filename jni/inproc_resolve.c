@@ -7,23 +7,14 @@
 #include <string.h>
 
 #include "fault.h"
+#include "idtable.h"
 #include "inproc_internal.h"
 #include "jstrings.h"
 #include "jvm.h"
 #include "jvm_classes.h"
 
-#define CHUNK_BITS 10
-#define CHUNK_SIZE (1u << CHUNK_BITS)
-#define NCHUNKS 1024 /* up to one million classes */
-
-static p4j_class **chunks[NCHUNKS];
+static p4j_idtable registry;          /* class id (Bridge.classInfo) -> p4j_class */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static p4j_class *registry_get(uint32_t id)
-{
-    p4j_class **chunk = __atomic_load_n(&chunks[id >> CHUNK_BITS], __ATOMIC_ACQUIRE);
-    return chunk ? __atomic_load_n(&chunk[id & (CHUNK_SIZE - 1)], __ATOMIC_ACQUIRE) : NULL;
-}
 
 p4j_class *p4j_class_get(JNIEnv *env, jclass cls, p4j_error *err)
 {
@@ -35,35 +26,25 @@ p4j_class *p4j_class_get(JNIEnv *env, jclass cls, p4j_error *err)
         return NULL;
     }
     uint32_t id = (uint32_t)(info >> 8);
-    if (id >= (uint32_t)NCHUNKS * CHUNK_SIZE) {
+    if (id >= P4J_IDTABLE_MAX) {
         p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: too many distinct Java classes");
         return NULL;
     }
-    p4j_class *pc = registry_get(id);
+    p4j_class *pc = p4j_idtable_get(&registry, id);
     if (pc)
         return pc;
 
     pthread_mutex_lock(&registry_lock);
-    pc = registry_get(id);
-    if (!pc) {
-        p4j_class **chunk = chunks[id >> CHUNK_BITS];
-        if (!chunk) {
-            chunk = calloc(CHUNK_SIZE, sizeof *chunk);
-            if (chunk)
-                __atomic_store_n(&chunks[id >> CHUNK_BITS], chunk, __ATOMIC_RELEASE);
-        }
-        pc = chunk ? calloc(1, sizeof *pc) : NULL;
-        jclass global = pc ? (jclass)p4j_jvm_global_new(env, cls) : NULL;
-        if (pc && !global) {
+    pc = p4j_idtable_get(&registry, id);
+    if (!pc && (pc = calloc(1, sizeof *pc))) {
+        pc->cls = (jclass)p4j_jvm_global_new(env, cls);
+        pc->id = id;
+        pc->role = (char)(info & 0xff);
+        pthread_mutex_init(&pc->lock, NULL);
+        if (!pc->cls || p4j_idtable_put(&registry, id, pc) != pc) {
+            p4j_jvm_global_delete(env, pc->cls);
             free(pc);
             pc = NULL;
-        }
-        if (pc) {
-            pc->cls = global;
-            pc->id = id;
-            pc->role = (char)(info & 0xff);
-            pthread_mutex_init(&pc->lock, NULL);
-            __atomic_store_n(&chunk[id & (CHUNK_SIZE - 1)], pc, __ATOMIC_RELEASE);
         }
     }
     pthread_mutex_unlock(&registry_lock);
