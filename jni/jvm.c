@@ -319,9 +319,9 @@ p4j_status p4j_jvm_capture_exception(JNIEnv *env, p4j_error *err)
     char *text = utf8_of(env, msg);
     if (msg)
         (*env)->DeleteLocalRef(env, msg);
-    p4j_error_set(err, bridge ? P4J_ERR_BRIDGE : P4J_ERR_JAVA, "%s",
-                  text ? text : "(no message)");
-    free(text);
+    free(err->message);
+    err->kind = bridge ? P4J_ERR_BRIDGE : P4J_ERR_JAVA;
+    err->message = text ? text : strdup("(no message)"); /* ownership moves to err */
     if (!bridge) {
         jclass cls = (*env)->GetObjectClass(env, t);
         jstring name = (*env)->CallObjectMethod(env, cls, p4j_jc.Class_getName);
