@@ -171,12 +171,24 @@ PyTypeObject JavaMemberType = {
 
 /* ---------------------------------------------------------------- JavaObject */
 
+/* Plain JavaObjects are recycled like JavaMembers (objects made and dropped per call). */
+#define JOBJECT_FREELIST_MAX 64
+static JavaObject *jobject_freelist[JOBJECT_FREELIST_MAX];
+static int jobject_freelist_len;
+
 PyObject *p4j_wrap_ref(ClientObject *cl, p4j_kind kind, p4j_ref *ref)
 {
     PyTypeObject *type = &JavaObjectType;
     if ((unsigned)kind < P4J_KIND_COUNT && p4j_reg.wrappers[kind])
         type = (PyTypeObject *)p4j_reg.wrappers[kind];
-    JavaObject *o = (JavaObject *)type->tp_alloc(type, 0);
+    JavaObject *o;
+    if (type == &JavaObjectType && jobject_freelist_len > 0) {
+        o = jobject_freelist[--jobject_freelist_len];
+        _Py_NewReference((PyObject *)o);
+        o->weakreflist = NULL;
+    } else {
+        o = (JavaObject *)type->tp_alloc(type, 0);
+    }
     if (!o) {
         cl->c->ops->release(cl->c, ref);
         return NULL;
@@ -200,7 +212,10 @@ static void jobject_dealloc(PyObject *self)
             o->client->c->ops->release(o->client->c, &o->ref);
         Py_CLEAR(o->client);
     }
-    Py_TYPE(self)->tp_free(self);
+    if (Py_TYPE(self) == &JavaObjectType && jobject_freelist_len < JOBJECT_FREELIST_MAX)
+        jobject_freelist[jobject_freelist_len++] = o;
+    else
+        Py_TYPE(self)->tp_free(self);
 }
 
 static PyObject *jobject_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
