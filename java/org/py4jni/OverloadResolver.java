@@ -330,11 +330,34 @@ final class OverloadResolver {
         return false;
     }
 
-    private static final Comparator<Executable> CANDIDATE_ORDER =
-            Comparator.comparing((Executable e) -> e instanceof Method && ((Method) e).isBridge())
-                    .thenComparing(e -> -specificity(e.getParameterTypes()))
-                    .thenComparing(e -> -superclassSteps(e.getDeclaringClass()))
-                    .thenComparing(e -> parameterList(e.getParameterTypes()));
+    /**
+     * Bridge methods last, then more specific parameters, then subclass declarations,
+     * then parameter names. A plain class, not lambdas: the first resolution runs during
+     * start-up, where bootstrapping invokedynamic costs milliseconds.
+     */
+    private static final Comparator<Executable> CANDIDATE_ORDER = new CandidateOrder();
+
+    private static final class CandidateOrder implements Comparator<Executable> {
+        @Override
+        public int compare(Executable a, Executable b) {
+            int c = Boolean.compare(isBridge(a), isBridge(b));
+            if (c == 0) {
+                c = Long.compare(specificity(b.getParameterTypes()), specificity(a.getParameterTypes()));
+            }
+            if (c == 0) {
+                c = Integer.compare(superclassSteps(b.getDeclaringClass()),
+                        superclassSteps(a.getDeclaringClass()));
+            }
+            if (c == 0) {
+                c = parameterList(a.getParameterTypes()).compareTo(parameterList(b.getParameterTypes()));
+            }
+            return c;
+        }
+
+        private static boolean isBridge(Executable e) {
+            return e instanceof Method && ((Method) e).isBridge();
+        }
+    }
 
     private static long specificity(Class<?>[] params) {
         long sum = 0;
