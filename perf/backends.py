@@ -104,7 +104,8 @@ def package_importable(package):
 # Where each name of py4j's API lives, per package. py4j spreads them over modules;
 # py4jni exports them from the package (submodules are tried too).
 _PY4J_API_NAMES = ("JavaGateway", "GatewayParameters", "CallbackServerParameters",
-                   "java_import", "launch_gateway", "Py4JJavaError", "ListConverter")
+                   "java_import", "launch_gateway", "Py4JJavaError", "ListConverter",
+                   "to_java_array")
 _PY4J_API_MODULES = ("", ".java_gateway", ".protocol", ".java_collections")
 
 

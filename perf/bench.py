@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 
 import backends
 import scenarios
@@ -276,13 +277,14 @@ class LineReader:
 
 
 class GatewayServer:
-    """`java -cp <py4j jar> py4j.GatewayServer --die-on-broken-pipe 0`: prints its
-    ephemeral port; dies when our end of its stdin closes (also if we are killed)."""
+    """`java -cp <py4j jar>[:<fixtures jar>] py4j.GatewayServer --die-on-broken-pipe 0`:
+    prints its ephemeral port; dies when our end of its stdin closes (also if we are
+    killed)."""
 
-    def __init__(self, java, jar, owner):
+    def __init__(self, java, classpath, owner):
         self.owner = owner
         self.log = tempfile.TemporaryFile()
-        self.cmd = [java, "-cp", jar, "py4j.GatewayServer", "--die-on-broken-pipe", "0"]
+        self.cmd = [java, "-cp", classpath, "py4j.GatewayServer", "--die-on-broken-pipe", "0"]
         self.proc = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self.log, start_new_session=True)
         line = None
@@ -463,6 +465,75 @@ def floor_binary(explicit, progress):
     return out, None
 
 
+FIXTURES_SRC = os.path.join(REPO_DIR, "tests", "java")  # org/py4jni/fixtures/*.java
+HELPER_SRC = os.path.join(REPO_DIR, "java")  # org/py4jni/*.java: what the fixtures import
+FIXTURES_JAR_NAME = "py4jni-perf-fixtures.jar"
+
+
+def _newest_source(root):
+    newest = 0.0
+    for dirpath, _, files in os.walk(root):
+        for f in files:
+            if f.endswith(".java"):
+                newest = max(newest, os.path.getmtime(os.path.join(dirpath, f)))
+    return newest
+
+
+def fixtures_jar(progress):
+    """(path, None) of a jar with the Java test fixtures (tests/java/org/py4jni/fixtures:
+    CallbackFixtures, NativeCodec, ...) for the scenarios that call them: $P4J_FIXTURES_JAR,
+    the root CMake build's build/tests/py4jni-test-fixtures.jar or perf/bin's own when not
+    older than the sources, else perf/bin/py4jni-perf-fixtures.jar compiled now with javac;
+    (None, reason) when none can be had. The fixtures import a class of the helper
+    (org.py4jni.PythonEntryPoint): javac reads it from java/ without compiling it
+    (-implicit:none), so the jar holds the fixtures alone and works on any JVM's class path."""
+    env = os.environ.get("P4J_FIXTURES_JAR")
+    if env:
+        if os.path.isfile(env):
+            return os.path.abspath(env), None
+        progress.log(f"P4J_FIXTURES_JAR={env} does not exist: ignored")
+    newest = _newest_source(FIXTURES_SRC)
+    if not newest:
+        return None, f"no fixture sources under {FIXTURES_SRC}"
+    out = os.path.join(PERF_DIR, "bin", FIXTURES_JAR_NAME)
+    for cand in (os.path.join(REPO_DIR, "build", "tests", "py4jni-test-fixtures.jar"), out):
+        if os.path.isfile(cand) and os.path.getmtime(cand) >= newest:
+            return cand, None
+    javac = None
+    home = os.environ.get("JAVA_HOME")
+    if home and os.access(os.path.join(home, "bin", "javac"), os.X_OK):
+        javac = os.path.join(home, "bin", "javac")
+    javac = javac or shutil.which("javac")
+    if not javac:
+        return None, "no javac to build the fixtures jar (install a JDK or set P4J_FIXTURES_JAR)"
+    sources = sorted(os.path.join(d, f) for d, _, fs in os.walk(FIXTURES_SRC)
+                     for f in fs if f.endswith(".java"))
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=os.path.dirname(out)) as classes:
+        cmd = [javac, "-nowarn", "-encoding", "UTF-8", "-sourcepath", HELPER_SRC,
+               "-implicit:none", "-d", classes] + sources
+        progress.log(f"building {_rel(out)}: javac -sourcepath {_rel(HELPER_SRC)} "
+                     f"-implicit:none, {len(sources)} sources from {_rel(FIXTURES_SRC)}")
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            err = [l for l in r.stderr.strip().splitlines() if l.strip()]
+            return None, "javac failed: " + (err[0] if err else f"exit status {r.returncode}")
+        tmp = out + ".tmp"
+        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\r\n"
+                       "Created-By: perf/bench.py\r\n\r\n")
+            for d, _, fs in sorted(os.walk(classes)):
+                for f in sorted(fs):
+                    full = os.path.join(d, f)
+                    z.write(full, os.path.relpath(full, classes))
+        os.replace(tmp, out)
+    return out, None
+
+
+def _rel(path):
+    return os.path.relpath(path, REPO_DIR) if path.startswith(REPO_DIR + os.sep) else path
+
+
 # ---- the run ----------------------------------------------------------------------------
 
 class Cell:
@@ -533,6 +604,7 @@ class Suite:
         self.cold = {}
         self.mem = {}
         self.floor_state = None
+        self.fixtures = None  # {"jar": path or None, "reason": why not}, when scenarios need it
         self.interrupted = False
         self.started = datetime.datetime.now().astimezone()
 
@@ -591,6 +663,9 @@ class Suite:
             w = FloorWorker(self.floor_bin, 60)
         else:
             config = {"port": self.servers[backend].port if backend in self.servers else None}
+            if self.fixtures:
+                config.update(fixtures_jar=self.fixtures["jar"],
+                              fixtures_reason=self.fixtures["reason"])
             w = PyWorker(backend, config, start_timeout=180)
         try:
             resp = w.start()
@@ -616,6 +691,15 @@ class Suite:
             self.floor_bin, why = floor_binary(self.args.floor_bin, p)
             self.floor_state = {"status": "ok" if self.floor_bin else "failed", "reason": why,
                                 "info": None, "binary": self.floor_bin}
+        if scenarios.needs_fixtures(self.timed):
+            p.update("fixtures")
+            try:
+                jar, why = fixtures_jar(p)
+            except OSError as e:
+                jar, why = None, f"fixtures jar: {e}"
+            self.fixtures = {"jar": jar, "reason": why}
+            if why:
+                p.log(f"fixtures: {why} (the scenarios that need them will say so)")
         self.jar = backends.find_py4j_jar()
         java = backends.java_executable()
         for b in self.backends:
@@ -635,7 +719,10 @@ class Suite:
                     continue
                 p.update("servers", "", b)
                 try:
-                    self.servers[b] = GatewayServer(java, self.jar, b)
+                    cp = self.jar
+                    if self.fixtures and self.fixtures["jar"]:
+                        cp += os.pathsep + self.fixtures["jar"]
+                    self.servers[b] = GatewayServer(java, cp, b)
                 except RuntimeError as e:
                     self.backend_state[b].update(status="failed", reason=str(e))
 
@@ -892,7 +979,8 @@ class Suite:
             "server_sharing": "each socket backend (py4j, py4jni-socket) has its own "
                               "GatewayServer JVM, started by the suite",
             "floor": self.floor_state, "restarts": self.restarts,
-            "py4j_jar": getattr(self, "jar", None), "git": git_state(),
+            "py4j_jar": getattr(self, "jar", None), "fixtures": self.fixtures,
+            "git": git_state(),
         }
         defs = {}
         for sid in self.timed + [s for s in scenarios.FLOOR_IDS if (s, FLOOR) in self.cells]:

@@ -33,6 +33,33 @@ def java_string_hash(s):
     return h - (1 << 32) if h >= 1 << 31 else h
 
 
+def need_numpy():
+    """numpy (ARR), or NotApplicable when it is not installed."""
+    try:
+        import numpy
+    except ImportError as e:
+        from scenarios import NotApplicable
+        raise NotApplicable(f"numpy not installed ({e})") from e
+    return numpy
+
+
+def double_array_hash(a):
+    """java.util.Arrays.hashCode(double[]) of a float64 numpy array, as Java computes it
+    (doubleToLongBits, no NaNs expected; 32-bit wrap): checks a whole 1 M-element array
+    with one Java call."""
+    import numpy as np
+    n = len(a)
+    bits = np.ascontiguousarray(a, dtype=np.float64).view(np.uint64)
+    elem = ((bits ^ (bits >> np.uint64(32))) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    factors = np.full(n, 31, dtype=np.uint32)
+    if n:
+        factors[0] = 1
+    powers = np.cumprod(factors, dtype=np.uint32)  # 31**i mod 2**32
+    h = int((elem * powers[::-1]).sum(dtype=np.uint64)) if n else 0
+    h = (h + (int(powers[-1]) * 31 if n else 1)) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
 def percentile(sorted_values, q):
     """Nearest-rank percentile of an already sorted list (q in 0..100)."""
     if not sorted_values:

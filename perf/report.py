@@ -24,15 +24,20 @@ GROUPS = [
     ("X2", "Iterating a Java ArrayList (X2), time per element", ["X2-1k", "X2-10k", "X2-100k"]),
     ("X3", "Python list to java.util.List (X3), time per conversion", ["X3-100", "X3-1k", "X3-10k"]),
     ("X4", "Callbacks (X4): Collections.sort of 100 Python Comparables, time per callback", ["X4"]),
+    ("CB", "Java loops calling Python (CB): proxies and native methods, time per callback",
+     ["CB-FN-100k", "CB-INT-100k", "CB-NATIVE-100k"]),
     ("X5", "Errors (X5): ArrayList.get(-1) caught, time per error", ["X5"]),
     ("X6", "Saturation (X6): 50 threads x 20 calls", ["X6"]),
     ("X7", "Bytes received (X7): ByteBuffer.array() -> bytes, time per call",
      ["X7-1k", "X7-16k", "X7-256k"]),
     ("X8", "Bytes sent (X8): baos.write(data, 0, N) + reset(), time per call",
      ["X8-1k", "X8-16k", "X8-256k"]),
+    ("ARR", "Primitive arrays (ARR): 1,000,000 doubles between numpy and a Java double[], "
+     "time per array", ["ARR-1M-send", "ARR-1M-recv"]),
     ("LAT", "String-argument latency (LAT): Objects.hashCode(s), time per call",
      ["LAT-16", "LAT-256", "LAT-4096", "LAT-16384", "LAT-65536"]),
 ]
+ARR_BYTES = 8 * 1_000_000  # ARR-1M: 10^6 doubles
 BYTES = {"1k": 1024, "16k": 16384, "256k": 262144}
 MEM_TOLERANCE = 16 * 2**20  # RSS growth still counted as "where it started"
 
@@ -231,6 +236,17 @@ def targets(view):
     add("X2-100k >= 5 M elements/s", [("X2-100k", P)], x2)
     add("X4 <= 1 us per callback", [("X4", P)],
         lambda: (med("X4", P) <= 1e-6, fmt_time(med("X4", P)) + " per callback"))
+    for sid in ("CB-FN-100k", "CB-INT-100k"):
+        add(f"{sid} <= 1 us per proxy callback", [(sid, P)],
+            lambda sid=sid: (med(sid, P) <= 1e-6, fmt_time(med(sid, P)) + " per callback"))
+
+    def native():
+        a = med("CB-NATIVE-100k", P)
+        j = med("CB-INT-100k", J)
+        vs = (f"; JPype has no natives, its nearest equivalent (proxy, CB-INT-100k): "
+              f"{fmt_time(j)}, {fmt_ratio(a / j)}" if j else "")
+        return a <= 0.5e-6, fmt_time(a) + " per callback" + vs
+    add("CB-NATIVE-100k <= 0.5 us per native callback", [("CB-NATIVE-100k", P)], native)
     add("X5 <= 5 us per error", [("X5", P)],
         lambda: (med("X5", P) <= 5e-6, fmt_time(med("X5", P)) + " per error"))
 
@@ -319,6 +335,50 @@ def timed_table(view, sids, notes, extra_rows=None):
     return _table(header, rows) if rows else ""
 
 
+def cb_preamble(view):
+    """What the CB table needs said before it: loop lengths, and JPype beside natives."""
+    calls = []
+    for b in view.backends:
+        c = view.cell("CB-FN-100k", b) or view.cell("CB-INT-100k", b)
+        if c and c.get("ops_per_unit"):
+            calls.append(f"{LABEL[b]} {c['ops_per_unit']:,}")
+    text = ("One unit is one Java call (CallbackFixtures.applyFunction / applyIntOp, "
+            "NativeCodec.loop, from tests/java/org/py4jni/fixtures) whose loop calls Python n "
+            "times; figures are per callback. A proxy callback goes through java.lang.reflect."
+            "Proxy and its InvocationHandler; a native callback (CB-NATIVE-100k, "
+            "gateway.register_natives) is a `native` method bound with RegisterNatives, no "
+            "boxing, no reflection.")
+    if calls:
+        text += " Callbacks per unit: " + ", ".join(calls) + \
+            " (over a socket every callback is a round trip, so the loop is shorter)."
+    text += (" JPype has no Python-implemented native methods: its nearest equivalent is the "
+             "proxy row CB-INT-100k (int in, int out)")
+    a, j = view.med("CB-NATIVE-100k", "py4jni"), view.med("CB-INT-100k", "jpype")
+    if a and j:
+        text += (f": py4jni's native {fmt_time(a)} vs JPype's proxy {fmt_time(j)} per "
+                 f"callback, {fmt_ratio(a / j)}")
+    return text + ".\n\n"
+
+
+def arr_preamble(view):
+    """The ARR rates, and what the socket backends do instead of the buffer protocol."""
+    text = ("In-process py4jni: `to_java_array(gateway, a)` and `numpy.asarray(ja)` (the "
+            "buffer protocol, one copy each way); JPype: `JArray(JDouble)(a)` and "
+            "`numpy.asarray(ja)`. Socket backends (py4j's API moves no primitive arrays) take "
+            "the byte[] route: `a.tobytes()` crosses as a byte[] and a ByteBuffer view copies "
+            "it into / out of the double[] on the Java side; numpy reads it back with "
+            "`frombuffer`. Each send makes a new double[] (Java allocation is part of it).")
+    rates = []
+    for sid in ("ARR-1M-send", "ARR-1M-recv"):
+        per = [f"{LABEL[b]} {fmt_rate(ARR_BYTES / view.med(sid, b))}"
+               for b in view.backends if view.med(sid, b)]
+        if per:
+            rates.append(f"{sid}: " + ", ".join(per))
+    if rates:
+        text += " Rates (8,000,000 bytes per array, MB = 10^6 bytes): " + "; ".join(rates) + "."
+    return text + "\n\n"
+
+
 def x6_rows(view):
     """X6 percentile rows, in the layout of timed_table (backends, then ratio columns)."""
     ratio_cols = [(a, b) for a, b, _ in RATIOS if a in view.backends and b in view.backends]
@@ -383,9 +443,13 @@ def write_report(results, out, charts):
         jvm = ", ".join(x for x in (info.get("java.vm.name"), info.get("java.version")) if x)
         if b == "jpype":
             where = "embedded in its worker, startJVM(" + ", ".join(
-                repr(o) for o in info.get("jvm_options", [])) + ", interrupt=False)"
+                repr(o) for o in info.get("jvm_options", [])) + (
+                ", classpath=[<fixtures jar>]" if info.get("classpath") else "") + \
+                ", interrupt=False)"
         elif b == "py4jni":
-            where = "embedded in its worker, JavaGateway() with py4jni's defaults"
+            where = ("embedded in its worker, JavaGateway(classpath=<fixtures jar>), otherwise "
+                     "py4jni's defaults" if info.get("classpath") else
+                     "embedded in its worker, JavaGateway() with py4jni's defaults")
         else:
             srv = (meta.get("servers") or {}).get(b)
             where = f"own GatewayServer: `{_short(srv['command'])}`" if srv else "GatewayServer"
@@ -401,6 +465,12 @@ def write_report(results, out, charts):
                     if fl["status"] == "ok" else
                     [LABEL["floor"], f"{fl['status']}: {fl.get('reason')}", "-", "-"])
     w(_table(["backend", "version", "JVM; garbage collector", "where the JVM runs"], rows))
+    fx = meta.get("fixtures")
+    if fx:
+        w("\nJava test fixtures (tests/java/org/py4jni/fixtures, for the CB scenarios): " +
+          (f"`{_short(fx['jar'])}`, on the class path of every JVM of the run (embedded ones "
+           "and both GatewayServers)" if fx.get("jar") else f"unavailable: {fx.get('reason')}")
+          + ".\n")
     if meta.get("restarts"):
         w("\nWorker restarts: " + ", ".join(f"{b} x{n}" for b, n in meta["restarts"].items()) + "\n")
 
@@ -422,6 +492,10 @@ def write_report(results, out, charts):
         if key == "X6":
             w("First row: wall time of a batch / calls (throughput). p50/p99: per-call latency "
               "percentiles within each round, median [min-max] over rounds.\n\n")
+        if key == "CB":
+            w(cb_preamble(view))
+        if key == "ARR":
+            w(arr_preamble(view))
         w(t + notes.render())
 
     bw = bandwidth(view)
@@ -547,7 +621,11 @@ def write_report(results, out, charts):
     rows = []
     for sid, d in results["scenarios"].items():
         code = d.get("code", {})
-        op = lambda f: "`" + _one_line(code.get(f, {}).get("op", "")) + "`"
+        def op(f):
+            c = code.get(f, {})
+            if c.get("na"):
+                return "n/a: " + c["na"]
+            return "`" + _one_line(c.get("op", "")) + "`"
         rows.append([sid, d["work"], op("py4j"), op("jpype"), d.get("note") or ""])
     w(_table(["id", "work", "py4j API", "JPype", "note"], rows))
     if few:

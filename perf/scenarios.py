@@ -9,7 +9,11 @@ A row says what the work is and how each kind of bridge expresses it:
            Python callbacks: in-process the gateway itself, in socket mode a second gateway
            with a callback server on an ephemeral port) and `mode` ("inproc"/"socket").
   jpype -- code for JPype; it sees the `jpype` module.
-Both also see the names of perf/helpers.py and the row's parameter `N`.
+Both also see the names of perf/helpers.py, the row's parameters (`N`, ...) and
+`need_fixtures()`, which raises FixturesUnavailable (the cell says "failed" and why) when
+the Java test fixtures (tests/java/org/py4jni/fixtures) are not on the JVM's class path.
+Rows with `fixtures=True` use them: perf/bench.py then builds or finds their jar and puts
+it on every JVM's class path (embedded JVMs and GatewayServers alike).
 
 Each expression has `setup` (run once, untimed; the names it binds are visible to the
 rest), `check` (run once after setup, untimed: asserts the bridge did the work right, so a
@@ -51,6 +55,7 @@ class Scenario:
     jpype: Expr
     params: dict = field(default_factory=dict)
     note: str = ""
+    fixtures: bool = False  # needs the Java test fixtures jar on the class path
 
     def expr(self, flavour):
         return (self.py4j if flavour == "py4j" else self.jpype).clean()
@@ -61,6 +66,54 @@ SIZES_X3 = {"100": 100, "1k": 1000, "10k": 10000}
 SIZES_BYTES = {"1k": 1024, "16k": 16384, "256k": 262144}
 SIZES_LAT = [16, 256, 4096, 16384, 65536]
 THREADS_X1 = [1, 4, 16]
+SIZE_ARR = 1_000_000  # doubles (8 MB) per ARR unit
+# CB-*: Java loop length per unit. In-process a callback takes ~0.5-3 us, so a unit of
+# 100k is 0.05-0.3 s. Over a socket every callback is a round trip (~0.1 ms): 100k would
+# be 10+ s a unit, so socket backends loop 1,000 times; figures are per callback.
+LOOP_CB = 100_000
+LOOP_CB_SOCKET = 1_000
+FIXTURES_PKG = "org.py4jni.fixtures"
+
+# ARR through py4j's API. In-process: py4jni's to_java_array (one copy of the numpy
+# buffer into a new double[]) and numpy.asarray (the buffer protocol: one copy out).
+# Socket mode: py4j's API has no primitive-array transfer (py4jni's socket to_java_array
+# writes element by element: 1 M round trips), so both socket backends take the byte[]
+# route: numpy's bytes cross as a byte[] and a ByteBuffer view copies them into / out of
+# the double[] on the Java side (native byte order); numpy reads the bytes back with
+# frombuffer.
+_ARR_PY4J_SETUP = """
+np = need_numpy()
+src = np.random.default_rng(1).random(N)
+Arrays = gateway.jvm.java.util.Arrays
+if mode == "inproc":
+    if api.to_java_array is None:
+        raise NotApplicable("no to_java_array in this package")
+    to_java_array = api.to_java_array
+    asarray = np.asarray
+
+    def send():
+        return to_java_array(gateway, src)
+
+    def recv(ja):
+        return asarray(ja)
+else:
+    jvm = gateway.jvm
+    BB = jvm.java.nio.ByteBuffer
+    order = jvm.java.nio.ByteOrder.nativeOrder()
+    double = jvm.double
+    new_array = gateway.new_array
+    frombuffer = np.frombuffer
+    f8 = np.float64
+
+    def send():
+        ja = new_array(double, N)
+        BB.wrap(src.tobytes()).order(order).asDoubleBuffer().get(ja)
+        return ja
+
+    def recv(ja):
+        bb.asDoubleBuffer().put(ja)
+        return frombuffer(bb.array(), dtype=f8)
+"""
 
 
 def _table():
@@ -201,6 +254,81 @@ def _table():
              "reported per callback (compareTo, plus hashCode where the bridge hands "
              "`other` back as a Java reference, as py4j does)"))
 
+    # ---- CB: Java loops calling Python (fixtures: CallbackFixtures, NativeCodec) -------
+    # py4j API: the proxy goes through callback_gateway(); a unit is one Java call that
+    # loops CALLS times (LOOP_CB in-process, LOOP_CB_SOCKET over a socket).
+    proxies = {
+        "CB-FN-100k": ("java.util.function.Function", "apply", "x", "applyFunction",
+                       "sum(range(1000))", "Function.apply(Integer) -> Object",
+                       "Object in, Object out (boxing both ways)"),
+        "CB-INT-100k": ("java.util.function.IntUnaryOperator", "applyAsInt", "x + x",
+                        "applyIntOp", "2 * sum(range(1000))",
+                        "IntUnaryOperator.applyAsInt(int) -> int",
+                        "int in, int out: the closest JPype gets to a primitive callback"),
+    }
+    for sid, (iface, meth, result, call, expect, kind, what) in proxies.items():
+        add(Scenario(
+            sid, "CB", f"a Java loop calling a Python {kind} {LOOP_CB:,} times", "callback",
+            "CALLS", params={"N": LOOP_CB, "N_SOCKET": LOOP_CB_SOCKET}, fixtures=True,
+            py4j=Expr(setup=f"""
+                need_fixtures()
+                gw = callback_gateway()
+                CF = gw.jvm.{FIXTURES_PKG}.CallbackFixtures
+                CALLS = N if mode == "inproc" else N_SOCKET
+
+                class Py:
+                    def {meth}(self, x):
+                        return {result}
+
+                    class Java:
+                        implements = ["{iface}"]
+
+                f = Py()
+                """,
+                check=f"assert CF.{call}(f, 1000) == {expect}",
+                op=f"CF.{call}(f, CALLS)"),
+            jpype=Expr(setup=f"""
+                need_fixtures()
+                CF = jpype.JClass("{FIXTURES_PKG}.CallbackFixtures")
+                CALLS = N
+
+                @jpype.JImplements("{iface}")
+                class Py:
+                    @jpype.JOverride
+                    def {meth}(self, x):
+                        return {result}
+
+                f = Py()
+                """,
+                check=f"assert CF.{call}(f, 1000) == {expect}",
+                op=f"CF.{call}(f, CALLS)"),
+            note=f"CallbackFixtures.{call}(f, n): Java calls the Python object n times and "
+                 f"sums the results; {what}; n = {LOOP_CB:,} in-process, "
+                 f"{LOOP_CB_SOCKET:,} over a socket; figures per callback"))
+    add(Scenario(
+        "CB-NATIVE-100k", "CB",
+        f"a Java loop calling a `native int twice(int)` implemented in Python {LOOP_CB:,} times",
+        "callback", "CALLS", params={"N": LOOP_CB}, fixtures=True,
+        py4j=Expr(setup=f"""
+            if mode != "inproc":
+                raise NotApplicable("socket mode: Java runs in another process, so it cannot "
+                                    "call a Python function as a native method (py4jni "
+                                    "in-process only)")
+            if not hasattr(gateway, "register_natives"):
+                raise NotApplicable("no register_natives in this package")
+            need_fixtures()
+            NC = gateway.jvm.{FIXTURES_PKG}.NativeCodec
+            gateway.register_natives("{FIXTURES_PKG}.NativeCodec", {{"twice": lambda x: x + x}})
+            CALLS = N
+            """,
+            check="assert NC.loop(1000) == 2 * sum(range(1000))",
+            op="NC.loop(CALLS)"),
+        jpype=Expr(na="JPype cannot implement a Java native method in Python; its nearest "
+                      "equivalent is its IntUnaryOperator proxy, row CB-INT-100k"),
+        note="gateway.register_natives(NativeCodec, {\"twice\": fn}): RegisterNatives binds a "
+             "libffi closure with the method's JNI signature (no Proxy, no boxing); "
+             "NativeCodec.loop(n) sums twice(i) for i < n"))
+
     # ---- X5: error path ----------------------------------------------------------------
     add(Scenario(
         "X5", "X5", "1,000 x ArrayList.get(-1) raising, caught", "error", 1000,
@@ -273,6 +401,47 @@ def _table():
                        check="baos.write(data, 0, N); assert bytes(baos.toByteArray()) == data; baos.reset()",
                        op="baos.write(data, 0, N)\nbaos.reset()")))
 
+    # ---- ARR: primitive arrays through the buffer protocol -----------------------------
+    add(Scenario(
+        "ARR-1M-send", "ARR", "numpy float64[1,000,000] -> a new Java double[] (8 MB)",
+        "array", 1, params={"N": SIZE_ARR},
+        py4j=Expr(setup=_ARR_PY4J_SETUP,
+                  check="assert Arrays.hashCode(send()) == double_array_hash(src)",
+                  op="send()"),
+        jpype=Expr(setup="""
+            np = need_numpy()
+            src = np.random.default_rng(1).random(N)
+            Arrays = jpype.JClass("java.util.Arrays")
+            make = jpype.JArray(jpype.JDouble)
+            """,
+            check="assert Arrays.hashCode(make(src)) == double_array_hash(src)",
+            op="make(src)"),
+        note="in-process py4jni: to_java_array(gateway, a); JPype: JArray(JDouble)(a); socket "
+             "backends (no array transfer in py4j's API): new_array(double, N) + "
+             "ByteBuffer.wrap(a.tobytes()).order(native).asDoubleBuffer().get(ja). A new "
+             "double[] each time: Java's allocation of 8 MB is part of the figure"))
+    add(Scenario(
+        "ARR-1M-recv", "ARR", "Java double[1,000,000] -> numpy through the buffer protocol",
+        "array", 1, params={"N": SIZE_ARR},
+        py4j=Expr(setup=_ARR_PY4J_SETUP + textwrap.dedent("""
+            ja = send()
+            if mode != "inproc":
+                bb = BB.allocate(8 * N).order(order)  # what recv() copies ja into
+            """),
+                  check="assert np.array_equal(recv(ja), src)",
+                  op="recv(ja)"),
+        jpype=Expr(setup="""
+            np = need_numpy()
+            src = np.random.default_rng(1).random(N)
+            ja = jpype.JArray(jpype.JDouble)(src)
+            asarray = np.asarray
+            """,
+            check="assert np.array_equal(asarray(ja), src)",
+            op="asarray(ja)"),
+        note="the double[] is made once; in-process py4jni and JPype: numpy.asarray(ja) (one "
+             "copy, a read-only snapshot); socket backends: bb.asDoubleBuffer().put(ja) on the "
+             "Java side, then np.frombuffer(bb.array(), float64)"))
+
     # ---- LAT: string-argument latency curve --------------------------------------------
     for n in SIZES_LAT:
         add(Scenario(
@@ -312,6 +481,8 @@ GROUPS = {
     "X7": [f"X7-{k}" for k in SIZES_BYTES],
     "X8": [f"X8-{k}" for k in SIZES_BYTES],
     "LAT": [f"LAT-{n}" for n in SIZES_LAT],
+    "ARR": ["ARR-1M-send", "ARR-1M-recv"],
+    "CB": ["CB-FN-100k", "CB-INT-100k", "CB-NATIVE-100k"],
     "COLD": ["COLD-full", "COLD-handshake", "COLD-ratio"],
 }
 
@@ -321,6 +492,16 @@ ALL_NAMES = TIMED_IDS + list(EXTRA_IDS)
 class NotApplicable(Exception):
     """Raised by scenario setup code: this backend cannot run the scenario (the message
     says why); shown as "n/a (<reason>)"."""
+
+
+class FixturesUnavailable(Exception):
+    """Raised by need_fixtures(): the Java test fixtures are not on the class path (the
+    message says why: no javac, build failed, ...); shown as "failed (<reason>)"."""
+
+
+def needs_fixtures(ids):
+    """True when one of the scenario ids uses the Java test fixtures."""
+    return any(BY_ID[sid].fixtures for sid in ids if sid in BY_ID)
 
 
 def source(scenario, flavour):

@@ -38,6 +38,9 @@ class Context:
         self.names = {"N": None}
         self.names.update({k: getattr(helpers, k) for k in dir(helpers) if not k.startswith("_")})
         self.names["NotApplicable"] = scenarios.NotApplicable
+        self.names["need_fixtures"] = self.need_fixtures
+        # The Java test fixtures jar (scenarios with fixtures=True), on this JVM's class path
+        self.fixtures_jar = config.get("fixtures_jar")
         self.info = {"backend": backend}
         if self.backend.flavour == "jpype":
             self._start_jpype()
@@ -49,7 +52,10 @@ class Context:
             import jpype
         except Exception as e:
             raise backends.NotInstalled(_reason(e)) from e
-        jpype.startJVM(*backends.EMBEDDED_JVM_OPTIONS, interrupt=False)
+        kw = {"classpath": [self.fixtures_jar]} if self.fixtures_jar else {}
+        jpype.startJVM(*backends.EMBEDDED_JVM_OPTIONS, interrupt=False, **kw)
+        if self.fixtures_jar:
+            self.info["classpath"] = self.fixtures_jar
         self.names["jpype"] = jpype
         jc = jpype.JClass
         self.info.update(package_version=jpype.__version__, package_file=jpype.__file__,
@@ -69,7 +75,11 @@ class Context:
             from py4j.version import __version__ as version
         self.info.update(package_version=version, package_file=getattr(pkg, "__file__", None))
         if b.mode == "inproc":
-            self.gateway = api.JavaGateway()
+            if self.fixtures_jar:
+                self.gateway = api.JavaGateway(classpath=self.fixtures_jar)
+                self.info["classpath"] = self.fixtures_jar
+            else:
+                self.gateway = api.JavaGateway()
         else:
             params = api.GatewayParameters(port=self.config["port"])
             self.gateway = api.JavaGateway(gateway_parameters=params)
@@ -111,6 +121,13 @@ class Context:
             server.resetCallbackClient(server.getCallbackClient().getAddress(), port)
             self._callback_gateway = gw
         return self._callback_gateway
+
+    def need_fixtures(self):
+        """Scenario code calls this before using a class of the Java test fixtures."""
+        if not self.fixtures_jar:
+            raise scenarios.FixturesUnavailable(
+                "Java test fixtures not on the class path: " +
+                (self.config.get("fixtures_reason") or "no fixtures jar was given"))
 
     def prepare(self, sid):
         """Sets a scenario up; returns (run, between, stats, teardown, ops)."""
@@ -242,6 +259,9 @@ def main(conn, backend, config):
                 p = prepared[sid] = ctx.prepare(sid)
             except (scenarios.NotApplicable, NotImplementedError) as e:
                 conn.send({"ok": False, "status": "n/a", "reason": str(e) or type(e).__name__})
+                continue
+            except scenarios.FixturesUnavailable as e:
+                conn.send({"ok": False, "status": "failed", "reason": str(e)})
                 continue
             except BaseException as e:
                 conn.send({"ok": False, "status": "error", "reason": "setup: " + _reason(e),

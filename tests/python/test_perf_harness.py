@@ -86,7 +86,8 @@ def test_quick_run_reports_every_backend(tmp_path):
 
 
 @pytest.mark.parametrize("flag,bad,valid", [
-    ("--scenarios", "M1,NOPE", ["M1", "X7-16k", "LAT-65536", "COLD-full", "FLOOR", "BW"]),
+    ("--scenarios", "M1,NOPE", ["M1", "X7-16k", "LAT-65536", "COLD-full", "FLOOR", "BW",
+                                "ARR-1M-send", "CB-NATIVE-100k"]),
     ("--backends", "py4j,jython", BACKENDS),
 ])
 def test_unknown_names_exit_2_with_valid_list(flag, bad, valid):
@@ -116,3 +117,38 @@ def test_crash_timeout_and_error_are_reported_and_the_run_goes_on(tmp_path):
     report = (out / "report.md").read_text()
     for word in ("crashed", "timed out", "injected error"):
         assert word in report
+
+
+def test_in_process_only_scenario_is_na_elsewhere_with_reason(tmp_path):
+    # CB-NATIVE-100k calls a `native` method implemented in Python (register_natives):
+    # py4jni in-process only. Every other backend must say n/a and why (never a silent
+    # gap), and the report must point JPype to its nearest equivalent, the proxy row.
+    out = tmp_path / "natives"
+    r = _bench("--quick", "--scenarios", "CB-NATIVE-100k,CB-INT-100k", "--backends",
+               ",".join(BACKENDS), "--no-charts", "--out", str(out))
+    assert r.returncode == 0, r.stderr[-3000:]
+    cells = _cells(out)
+    for sid in ("CB-NATIVE-100k", "CB-INT-100k"):
+        for b in BACKENDS:
+            _assert_figure_or_reason(cells[(sid, b)])
+    for b in ("py4jni-socket", "py4j", "jpype"):
+        c = cells[("CB-NATIVE-100k", b)]
+        if c["status"] in ("not installed", "failed"):  # no package, or no GatewayServer
+            continue  # (with a reason: checked above)
+        assert c["status"] == "n/a", c
+        assert not c["rounds"], c
+    jp = cells[("CB-NATIVE-100k", "jpype")]
+    if jp["status"] == "n/a":
+        assert "CB-INT-100k" in jp["reason"]
+    results = json.loads((out / "results.json").read_text())
+    fixtures = results["meta"]["fixtures"]
+    assert fixtures["jar"] or fixtures["reason"]
+    if _installed("py4jni") and fixtures["jar"]:
+        for sid in ("CB-NATIVE-100k", "CB-INT-100k"):
+            assert cells[(sid, "py4jni")]["status"] == "ok", cells[(sid, "py4jni")]
+    elif not fixtures["jar"]:
+        assert cells[("CB-INT-100k", "jpype")]["status"] in ("failed", "not installed")
+    report = (out / "report.md").read_text()
+    assert "## Java loops calling Python (CB)" in report
+    assert "n/a" in report and "nearest equivalent" in report
+    assert "CB-NATIVE-100k <= 0.5 us per native callback" in report
