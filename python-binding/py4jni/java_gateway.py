@@ -54,8 +54,11 @@ class GatewayParameters:
 
 
 class CallbackServerParameters:
-    """py4j's callback-server settings; in-process callbacks need no server, so these
-    are accepted and kept for compatibility."""
+    """py4j's callback-server settings. Socket mode: where the callback server listens
+    (``port=0``: an ephemeral port), ``eager_load`` (start it with the gateway),
+    ``read_timeout``, ``auth_token``, ``propagate_java_exceptions``
+    (py4jni/socket_callbacks.py). In-process callbacks need no server: only
+    ``propagate_java_exceptions`` applies there."""
 
     def __init__(self, address: str = DEFAULT_ADDRESS, port: int = DEFAULT_PYTHON_PROXY_PORT,
                  daemonize: bool = False, daemonize_connections: bool = False,
@@ -196,7 +199,9 @@ class JavaGateway(_py4jni.Namespace):
     raising KeyboardInterrupt), ``entry_point`` (a JavaObject, or a class name to
     construct). A process holds one JVM: later gateways share it (same classpath).
     ``mode="socket"`` or a ``gateway_parameters`` argument connects to a py4j
-    GatewayServer instead.
+    GatewayServer instead; there Java calls Python proxies through py4j's callback
+    server, started on demand (``py4jni.socket_callbacks``), and
+    ``java_gateway_server`` is the GatewayServer object.
     """
 
     def __init__(self, gateway_client: Any = None, auto_field: bool = False,
@@ -234,9 +239,22 @@ class JavaGateway(_py4jni.Namespace):
         if mode == "inproc":  # callback settings, Python entry point (py4jni/callbacks.py)
             from . import callbacks
             callbacks.attach(self)
+            self.java_gateway_server = None
+        else:  # py4j's GatewayServer object, fixed id
+            self.java_gateway_server = _py4jni.object_ref(self._gateway_client,
+                                                          "GATEWAY_SERVER")
         self.jvm = JVMView(self._gateway_client)
         self.entry_point = self._make_entry_point(entry_point)
-        if start_callback_server:
+        if mode == "socket":  # proxies, callback server (py4jni/socket_callbacks.py)
+            from . import socket_callbacks
+            eager = start_callback_server or (callback_server_parameters is not None and
+                                              self.callback_server_parameters.eager_load)
+            try:
+                socket_callbacks.attach(self, callback_server_parameters is not None, eager)
+            except Exception:
+                self.shutdown()  # py4j: a callback server that cannot start ends the gateway
+                raise
+        elif start_callback_server:
             self.start_callback_server(self.callback_server_parameters)
 
     # -- set-up -------------------------------------------------------------------
@@ -258,9 +276,29 @@ class JavaGateway(_py4jni.Namespace):
         return entry_point
 
     def start_callback_server(self, callback_server_parameters: Any = None) -> bool:
-        """Accepted for py4j compatibility: in-process callbacks need no server."""
+        """Socket mode: starts py4j's callback server (a listening socket and a daemon
+        thread; with a port other than the GatewayServer's callback port, three Java
+        calls tell Java where it is); True when this call started it, False when it was
+        running. Proxies passed to Java start it on demand. In-process callbacks need no
+        server: returns True."""
+        if self._mode == "socket":
+            from . import socket_callbacks
+            try:
+                return socket_callbacks.start_callback_server(self, callback_server_parameters)
+            except Exception:
+                self.shutdown()  # as py4j does when its callback server cannot start
+                raise
         from . import _hooks
         return _hooks.start_callback_server(self, callback_server_parameters)
+
+    def get_callback_server(self) -> Any:
+        """Socket mode: the running callback server (py4jni.socket_callbacks.CallbackServer:
+        ``get_listening_port()``, ``get_listening_address()``, ``shutdown()``), or None.
+        In-process: None (no server)."""
+        if self._mode == "socket":
+            from . import socket_callbacks
+            return socket_callbacks.get_callback_server(self)
+        return None
 
     # -- py4j API -------------------------------------------------------------------
     def new_jvm_view(self, name: str = "custom jvm") -> JVMView:
@@ -341,6 +379,7 @@ class JavaGateway(_py4jni.Namespace):
                 proc.wait()
             self.__dict__["java_process"] = None
         self._gateway_client.shutdown()
+        self.shutdown_callback_server()
 
     def close(self, keep_callback_server: bool = False,
               close_callback_server_connections: bool = False) -> None:
@@ -348,7 +387,17 @@ class JavaGateway(_py4jni.Namespace):
         self.shutdown()
 
     def shutdown_callback_server(self, raise_exception: bool = False) -> None:
-        """Accepted for py4j compatibility."""
+        """Socket mode: stops the callback server, closes its connections and forgets the
+        Python objects Java held (Java's proxies then fail when called). In-process:
+        nothing to stop."""
+        if self.__dict__.get("_socket_callbacks") is None:
+            return
+        from . import socket_callbacks
+        try:
+            socket_callbacks.shutdown_callback_server(self)
+        except Exception:  # noqa: BLE001
+            if raise_exception:
+                raise
 
     def _resolve(self, name: str) -> Any:
         """Unknown gateway attributes are the entry point's (py4j's rule)."""

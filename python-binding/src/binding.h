@@ -16,6 +16,8 @@ typedef struct ClientObject {
     PyObject_HEAD
     p4j_client *c;
     PyObject *converter; /* callable(obj) -> JavaObject for other Python types, or None */
+    PyObject *proxy_hook; /* socket mode: callable(obj) -> py4j proxy text "<id>;<iface>;..."
+                             (None: not a proxy), from py4jni/socket_callbacks.py; or None */
     PyObject *weakreflist;
 } ClientObject;
 
@@ -164,5 +166,16 @@ PyObject *p4j_proxy_unwrap(ClientObject *cl, p4j_value *v);
 
 /* Installs the callback hooks and adds callbacks.c / natives.c functions. 0 or -1. */
 int p4j_callbacks_init(PyObject *module);
+
+/* ---- callbacks in socket mode (socket_callbacks.c; py4jni/socket_callbacks.py) ---- */
+
+/* When the client is a socket client with a proxy hook and `o`'s class has `Java`:
+ * asks the hook for o's py4j proxy text and sets `v` to a P4J_PROXY whose u.proxy is
+ * that text (the str is kept in pack->temps for the call) and returns 1. Returns 0
+ * when `o` is not a proxy for this client, -1 with an exception on failure. */
+int p4j_socket_proxy_value(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *pack);
+
+/* Adds the wire helpers of socket_callbacks.c to the module. 0 or -1. */
+int p4j_socket_callbacks_init(PyObject *module);
 
 #endif /* P4J_BINDING_H */

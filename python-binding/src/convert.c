@@ -164,6 +164,9 @@ int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *
         v->u.s.enc = P4J_ENC_UTF8;
         return 0;
     }
+    int sock_proxy = p4j_socket_proxy_value(cl, o, v, pack); /* socket mode: f<id>;... */
+    if (sock_proxy != 0)
+        return sock_proxy < 0 ? -1 : 0;
     PyObject *proxy; /* py4j callbacks: an object whose class has Java.implements */
     int is_proxy = p4j_proxy_for(cl, o, &proxy);
     if (is_proxy < 0)

@@ -29,6 +29,7 @@ static PyObject *client_wrap_new(p4j_client *c)
     }
     cl->c = c;
     cl->converter = Py_NewRef(Py_None);
+    cl->proxy_hook = Py_NewRef(Py_None);
     cl->weakreflist = NULL;
     return (PyObject *)cl;
 }
@@ -39,6 +40,7 @@ static void client_dealloc(PyObject *self)
     if (cl->weakreflist)
         PyObject_ClearWeakRefs(self);
     Py_CLEAR(cl->converter);
+    Py_CLEAR(cl->proxy_hook);
     if (cl->c) {
         cl->c->ops->shutdown(cl->c);
         cl->c->ops->destroy(cl->c);
@@ -268,6 +270,23 @@ static int client_set_converter(PyObject *self, PyObject *value, void *closure)
     return 0;
 }
 
+static PyObject *client_get_proxy_hook(PyObject *self, void *closure)
+{
+    (void)closure;
+    return Py_NewRef(((ClientObject *)self)->proxy_hook);
+}
+
+static int client_set_proxy_hook(PyObject *self, PyObject *value, void *closure)
+{
+    (void)closure;
+    if (!value || (value != Py_None && !PyCallable_Check(value))) {
+        PyErr_SetString(PyExc_TypeError, "proxy_hook must be callable or None");
+        return -1;
+    }
+    Py_XSETREF(((ClientObject *)self)->proxy_hook, Py_NewRef(value));
+    return 0;
+}
+
 static PyMethodDef client_methods[] = {
     {"resolve", client_resolve, METH_VARARGS,
      "resolve(view, name): the JavaClass for dotted `name` in a JVM view, or None for a package."},
@@ -295,6 +314,9 @@ static PyGetSetDef client_getset[] = {
     {"converter", client_get_converter, client_set_converter,
      "callable(obj) -> JavaObject for Python arguments of other types (auto_convert, "
      "callbacks), or None.", NULL},
+    {"proxy_hook", client_get_proxy_hook, client_set_proxy_hook,
+     "socket mode: callable(obj) -> py4j proxy text '<id>;<iface>;...' (or None: not a "
+     "proxy) for Python objects whose class has Java.implements, or None.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -538,6 +560,10 @@ PyMODINIT_FUNC PyInit__py4jni(void)
         return NULL;
     }
     if (p4j_callbacks_init(m) < 0) { /* proxies, Python entry point, natives */
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (p4j_socket_callbacks_init(m) < 0) { /* socket mode: proxies, callback codec */
         Py_DECREF(m);
         return NULL;
     }

@@ -91,9 +91,11 @@ def gateway(request: pytest.FixtureRequest):
     if not hasattr(_py4jni, "socket_client"):
         pytest.skip("socket mode not built yet")
     if _socket_gateway is None:
-        from py4jni import GatewayParameters, JavaGateway
+        from py4jni import CallbackServerParameters, GatewayParameters, JavaGateway
         port = request.getfixturevalue("py4j_server")
-        _socket_gateway = JavaGateway(gateway_parameters=GatewayParameters(port=port))
+        # callbacks: a callback server on an ephemeral port (the GatewayServer is told)
+        _socket_gateway = JavaGateway(gateway_parameters=GatewayParameters(port=port),
+                                      callback_server_parameters=CallbackServerParameters(port=0))
     return _socket_gateway
 
 

@@ -1,8 +1,9 @@
-"""Java calls Python in-process: py4j-style proxies (issue 4).
+"""Java calls Python: py4j-style proxies (issues 4 and 5).
 
 Fixtures: org.py4jni.fixtures.CallbackFixtures (tests/java), plus Callbacks/Operator.
-Every test uses the in-process gateway: socket-mode callbacks go through py4j's
-callback server and belong to the socket transport's suite.
+Tests taking `gw`, `fx` or `cb` run in both modes (in-process, and socket mode through
+py4j's GatewayServer and py4jni's callback server); those whose behaviour is in-process
+only say why. Socket-mode specifics are in test_socket_callbacks.py.
 """
 from __future__ import annotations
 
@@ -23,8 +24,8 @@ PY4J_PREFIX = "An exception was raised by the Python Proxy. Return Message: "
 
 
 @pytest.fixture
-def gw(inproc_gateway):
-    return inproc_gateway
+def gw(gateway):
+    return gateway
 
 
 @pytest.fixture
@@ -35,6 +36,24 @@ def fx(gw):
 @pytest.fixture
 def cb(gw):
     return gw.jvm.org.py4jni.fixtures.Callbacks
+
+
+def socket_mode(gw_or_class):
+    return gw_or_class._gateway_client.kind == "socket"
+
+
+def py4j_exception(gw_or_class):
+    """The class Java throws for a failed callback: py4jni's in-process, py4j's over sockets."""
+    return "py4j.Py4JException" if socket_mode(gw_or_class) else "org.py4jni.Py4JException"
+
+
+# In socket mode py4j's Java proxy sends every call to Python and converts what Python
+# returns itself (its rules and messages: test_socket_callbacks.py covers them).
+PY4J_CONVERTS = "socket mode: py4j's Java proxy converts return values (its own rules)"
+# py4j's GatewayServer makes a new Java proxy for each proxy argument and hands a proxy
+# back to Python as a reference to that Java object.
+PY4J_PROXIES = ("socket mode: py4j's server makes a new Java proxy for each argument and "
+                "hands proxies back as Java references")
 
 
 class Add:
@@ -118,7 +137,10 @@ def test_proxy_call_and_name(cb):
     assert cb.name(op) == "add"
     assert cb.applyMany(op, 100) == sum(2 * i for i in range(100))
     assert cb.isOperator(op)
-    assert op.threads == {threading.current_thread().name}  # the calling thread
+    if socket_mode(cb):  # the callback server's threads
+        assert threading.current_thread().name not in op.threads
+    else:
+        assert op.threads == {threading.current_thread().name}  # the calling thread
 
 
 def test_every_type_crosses(gw, fx):
@@ -180,6 +202,7 @@ def test_proxy_with_two_interfaces(gw, fx, cb):
     assert b.ran == 1
 
 
+@pytest.mark.inproc_only(PY4J_PROXIES)
 def test_proxy_handed_back_is_the_python_object(gw, fx):
     op = Add()
     assert getattr(fx, "pass")(op) is op  # `pass` is a Python keyword
@@ -208,6 +231,7 @@ def test_java_objects_as_arguments_and_results(gw, fx):
 
 # ------------------------------------------------------------------ results
 
+@pytest.mark.inproc_only(PY4J_CONVERTS)
 def test_none_to_primitive_is_an_error(fx):
     class Bad:
         def apply(self, a, b):
@@ -225,6 +249,7 @@ def test_none_to_primitive_is_an_error(fx):
     assert "Bad.apply" in msg
 
 
+@pytest.mark.inproc_only(PY4J_CONVERTS)
 def test_int_out_of_range_is_an_error(fx):
     class Big:
         def apply(self, a, b):
@@ -237,6 +262,7 @@ def test_int_out_of_range_is_an_error(fx):
     assert "org.py4jni.Py4JException" in msg and "out of range for Java int" in msg
 
 
+@pytest.mark.inproc_only(PY4J_CONVERTS)
 def test_wrong_type_is_an_error(gw, fx, cb):
     class Wrong:
         def apply(self, a, b):
@@ -265,6 +291,7 @@ def test_wrong_type_is_an_error(gw, fx, cb):
         fx.greet(Unconvertible(), "x")
 
 
+@pytest.mark.inproc_only(PY4J_CONVERTS)
 def test_byte_and_char_ranges(fx):
     class T(AllTypes):
         def nextByte(self, b):
@@ -295,7 +322,7 @@ class Raiser:
 
 def test_python_exception_reaches_java_with_traceback(fx):
     msg = fx.catchingApply(Raiser(), 7, 0)
-    assert msg.startswith("org.py4jni.Py4JException: " + PY4J_PREFIX + "Traceback")
+    assert msg.startswith(py4j_exception(fx) + ": " + PY4J_PREFIX + "Traceback")
     assert "ValueError: boom 7" in msg
     assert "in apply" in msg  # the Python frame
 
@@ -304,7 +331,7 @@ def test_python_exception_uncaught_surfaces_as_py4jjavaerror(gw, cb):
     with pytest.raises(Py4JJavaError) as info:
         cb.apply(Raiser(), 1, 2)
     exc = info.value
-    assert exc.java_exception.getClass().getName() == "org.py4jni.Py4JException"
+    assert exc.java_exception.getClass().getName() == py4j_exception(gw)
     assert "ValueError: boom 1" in exc.java_exception.getMessage()
     assert "ValueError: boom 1" in str(exc)
 
@@ -326,7 +353,7 @@ def test_java_exception_in_nested_call_is_py4jjavaerror(gw, fx):
 
     msg = fx.catchingApply(Nested(), 1, 0)
     assert seen == ["java.lang.ArithmeticException"]
-    assert "org.py4jni.Py4JException" in msg and "Py4JJavaError" in msg
+    assert py4j_exception(gw) in msg and "Py4JJavaError" in msg
     assert "ArithmeticException" in msg
 
 
@@ -366,7 +393,7 @@ def test_propagate_java_exceptions(gw):
             implements = ["org.py4jni.fixtures.CallbackFixtures$Checked"]
 
     out = fx.runChecked(Io2())  # default: py4j's Py4JException with the traceback
-    assert out.startswith("org.py4jni.Py4JException: " + PY4J_PREFIX)
+    assert out.startswith(py4j_exception(gw) + ": " + PY4J_PREFIX)
 
 
 # ------------------------------------------------------------------ threads
@@ -502,6 +529,8 @@ print(fx.recurse(Down(), 1000), fx.recurseOnThread(Down(), 1000))
     assert r.stdout.split() == ["1000", "1000"]
 
 
+@pytest.mark.inproc_only("socket mode: every level runs on a new Java and Python "
+                        "thread with its own connections; nothing bounds a runaway depth")
 def test_runaway_recursion_is_an_error_not_a_crash(fx):
     class Forever:
         def down(self, n):
@@ -519,6 +548,8 @@ def test_runaway_recursion_is_an_error_not_a_crash(fx):
     assert fx.recurse(Down(fx), 10) == 10
 
 
+@pytest.mark.inproc_only("socket mode: every level runs on a new Java and Python "
+                        "thread with its own connections; nothing bounds a runaway depth")
 def test_runaway_recursion_caught_in_java(fx):
     class Forever:
         def down(self, n):
@@ -561,6 +592,7 @@ print(fx.recurse(Forever.__new__(Forever), -1))
 
 # ---------------------------------------------------- Object and default methods
 
+@pytest.mark.inproc_only(PY4J_PROXIES + " (equals sees another Java object)")
 def test_object_methods_default(gw, fx):
     op = Add()
     assert fx.str(op) == str(op)  # no toString: Python's str()
@@ -569,6 +601,7 @@ def test_object_methods_default(gw, fx):
     assert not fx.eq(op, Add())
 
 
+@pytest.mark.inproc_only(PY4J_PROXIES + " (equals sees another Java object)")
 def test_object_methods_python_defined(fx):
     class Named:
         def __init__(self, n):
@@ -594,6 +627,7 @@ def test_object_methods_python_defined(fx):
     assert not fx.eq(a, "x")
 
 
+@pytest.mark.inproc_only("socket mode: py4j's Java proxy sends default methods to Python too")
 def test_default_interface_method(fx):
     class Plain:
         def name(self):
@@ -643,6 +677,7 @@ def test_temporary_proxy_is_released(fx, cb):
     assert _collect_until(lambda: ref() is None, fx)
 
 
+@pytest.mark.inproc_only(PY4J_PROXIES)
 def test_same_object_twice_is_one_proxy_and_no_leak(gw, fx):
     op = Add()
     assert fx.same(op, op)
@@ -667,7 +702,11 @@ def test_many_proxies_are_all_released(gw, fx, cb):
         cb.apply(op, 1, 2)
     del op
     assert _collect_until(lambda: all(r() is None for r in refs), fx)
-    assert _collect_until(lambda: _py4jni.proxy_cache_size() == 0, fx)
+    if socket_mode(gw):  # Java's GC sent `g` for each proxy: the pool is empty again
+        from py4jni import socket_callbacks
+        assert _collect_until(lambda: len(socket_callbacks.pool_of(gw)) == 0, fx)
+    else:
+        assert _collect_until(lambda: _py4jni.proxy_cache_size() == 0, fx)
 
 
 # --------------------------------------------------------------- bad proxies
@@ -677,7 +716,9 @@ def test_interface_that_does_not_exist(cb):
         class Java:
             implements = ["com.example.DoesNotExist"]
 
-    with pytest.raises(Py4JError, match="com.example.DoesNotExist.*does not exist"):
+    # py4jni's message in-process; py4j's server says "Invalid interface name: ..."
+    with pytest.raises(Py4JError, match="(com.example.DoesNotExist.*does not exist)|"
+                                        "(Invalid interface name: com.example.DoesNotExist)"):
         cb.isOperator(Ghost())
 
 
@@ -708,6 +749,8 @@ def test_empty_implements_is_not_a_proxy(cb):
         cb.isOperator(Empty())
 
 
+@pytest.mark.inproc_only("a second in-process gateway in this process's JVM "
+                         "(socket mode: test_socket_callbacks.py)")
 def test_callback_after_gateway_shutdown(gw, fx):
     gw2 = JavaGateway(classpath=fixtures_jar())
     op = Add()
@@ -725,6 +768,8 @@ def test_callback_after_gateway_shutdown(gw, fx):
 
 # ------------------------------------------------------ py4j API around callbacks
 
+@pytest.mark.inproc_only("org.py4jni.PythonEntryPoint is py4jni's in-process class (socket "
+                         "mode: GatewayServer.getPythonServerEntryPoint, test_socket_callbacks.py)")
 def test_python_server_entry_point(gw, fx):
     class Entry:
         def ping(self, s):

@@ -1,0 +1,569 @@
+"""Java calls Python in socket mode: py4j's callback protocol and callback server.
+
+*Proxies.* A Python object whose class has ``class Java: implements = ["fqn", ...]``,
+passed to Java through a socket-mode gateway, travels as py4j's proxy argument
+``f<id>;<fqn>;...``; py4j's GatewayServer builds a ``java.lang.reflect.Proxy`` whose
+calls come back to this process's callback server. The argument is made in C (the
+client's ``proxy_hook``, python-binding/src/socket_callbacks.c) from the text this module
+returns, so the rest of the call costs what any socket call costs.
+
+*Ids and lifetime.* Ids follow py4j's scheme, ``"p0"``, ``"p1"``, ..., numbered per
+process rather than per gateway (a GatewayServer outlives the gateways that used it, and
+its stale proxies' ``g`` commands reach whichever callback server it points at now). Each
+gateway keeps a ``PythonProxyPool``. py4j's server makes a new Java proxy for every proxy
+argument it reads, and each one, once Java's GC finalizes it, sends a ``g`` command; so
+the pool counts the Java proxies of each object (one more per send, one less per ``g``)
+and holds the Python object until the count is back to zero. The same Python object sent
+again while it is in the pool reuses its id. (A proxy argument py4j could not read, e.g.
+one naming a missing interface, is never finalized: its object stays in the pool until
+the callback server stops, as in py4j.) Java hands a proxy back to Python as a
+reference to the Java proxy (a JavaObject), as py4j does, not as the Python object.
+``shutdown_callback_server()`` empties the pool (Java's proxies then fail when called);
+unlike py4j, a later proxy or ``start_callback_server()`` starts a new server.
+
+*Python entry point.* ``JavaGateway(python_server_entry_point=obj)`` puts ``obj`` in the
+pool under py4j's id ``t`` and starts the callback server: Java reaches it with
+``gatewayServer.getPythonServerEntryPoint(new Class[]{...})``.
+
+*Callback server.* A listening socket on ``CallbackServerParameters.address``/``port``
+(``127.0.0.1``:25334 by default, 0 for an ephemeral port), started by
+``JavaGateway(callback_server_parameters=...)`` (``eager_load``, the default),
+``start_callback_server()``, ``python_server_entry_point=``, or on demand when the first
+proxy is passed (then, if the default port is taken, an ephemeral one). When it does not
+listen where the GatewayServer's callback client points, it tells Java with
+``GATEWAY_SERVER.resetCallbackClient(address, port)`` (three Java calls at start).
+
+*Commands.* ``c`` (proxy id, method, arguments, ``e``) runs the Python method of that
+name with the arguments decoded as call results are, and answers ``!y<value>`` with the
+result encoded as call arguments are (in C: ``_py4jni.wire_decode_args`` and
+``_py4jni.wire_answer``), or ``!xs<traceback>`` when it raises: Java throws
+``py4j.Py4JException("An exception was raised by the Python Proxy. Return Message:
+<traceback>")``, a ``Py4JJavaError`` back in Python if nothing catches it. With
+``propagate_java_exceptions`` a ``Py4JJavaError`` raised by the callback rethrows its
+Java exception (``!xr<id>``). ``g`` (proxy id, ``e``) answers ``!y``. Objects that do
+not define ``toString``, ``hashCode`` or ``equals`` get ``str(obj)``, an identity hash and
+identity (``other is self``) for them, as in-process. ``A`` (auth token, ``e``) first
+on every connection when ``CallbackServerParameters.auth_token`` is set (the gateway's
+token is not used: py4j's command-line GatewayServer does not authenticate its callback
+connections).
+
+*Threads.* One daemon thread accepts; each Java connection is served by a daemon thread
+of its own (py4j's Java side opens one connection per concurrent callback), so a
+callback may call Java, which may call back into Python on another connection, to any
+depth. py4jni's callback server never keeps the process alive (``daemonize`` and
+``daemonize_connections`` are accepted and ignored). What an answer refers to (the
+arguments, the result, Java objects made to convert it) is released once the next answer
+on that connection is sent (or the connection closes): Java reads an answer's ids after
+receiving it, so they must still exist then.
+"""
+from __future__ import annotations
+
+import itertools
+import socket
+import threading
+import weakref
+from typing import Any, Callable
+
+from . import _py4jni
+from .protocol import Py4JError, Py4JJavaError, Py4JNetworkError
+
+__all__ = ["CallbackServer", "PythonProxyPool", "CallbackConnection"]
+
+DEFAULT_ADDRESS = "127.0.0.1"
+DEFAULT_PYTHON_PROXY_PORT = 25334
+PYTHON_PROXY_PREFIX = "p"
+ENTRY_POINT_OBJECT_ID = "t"
+GATEWAY_SERVER_OBJECT_ID = "GATEWAY_SERVER"
+
+_SUCCESS = b"!y\n"       # py4j's answer to `g`
+_VOID = b"!yv\n"         # py4j's answer to a good auth token
+_ERROR_NULL = b"!xn\n"   # py4j's answer to a bad token or an unknown command
+
+# Proxy numbers are unique in the process, not per gateway as in py4j: a GatewayServer
+# outlives the gateways that used it, and its stale proxies' `g` commands reach the
+# callback server of whichever gateway it points at now.
+_next_number = itertools.count()
+
+
+class PythonProxyPool:
+    """The Python objects Java holds proxies of, by py4j id (thread-safe). py4j's
+    interface: ``pool[id]``, ``del pool[id]``, ``pool.put(obj, force_id=None)``,
+    ``pool.clear()``, ``id in pool``, ``len(pool)``; plus ``release(id)``.
+
+    ``put`` counts one more Java proxy of ``obj`` (an object already in the pool keeps
+    its id); ``release`` (py4j's ``g`` command) counts one less and drops the entry at
+    zero. A forced id (the Python entry point, ``"t"``) is never released."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.dict: dict[str, Any] = {}      # id -> object (callbacks read it unlocked)
+        self._counts: dict[str, int] = {}   # id -> Java proxies made for it
+        self._ids: dict[int, str] = {}      # id(object) -> id, for counted ids
+
+    def put(self, obj: Any, force_id: str | None = None) -> str:
+        """Adds ``obj`` (or counts one more Java proxy of it); returns its id."""
+        with self.lock:
+            if force_id:
+                self.dict[force_id] = obj
+                return force_id
+            pid = self._ids.get(id(obj))
+            if pid is not None:
+                self._counts[pid] += 1
+                return pid
+            pid = PYTHON_PROXY_PREFIX + str(next(_next_number))
+            self.dict[pid] = obj
+            self._counts[pid] = 1
+            self._ids[id(obj)] = pid
+            return pid
+
+    def release(self, pid: str) -> bool:
+        """One Java proxy of ``pid`` was finalized; returns False for an unknown id."""
+        with self.lock:
+            count = self._counts.get(pid)
+            if count is None:
+                return False
+            if count > 1:
+                self._counts[pid] = count - 1
+                return True
+            del self._counts[pid]
+            obj = self.dict.pop(pid)
+            del self._ids[id(obj)]
+        del obj  # outside the lock: its __del__ may run anything
+        return True
+
+    def __getitem__(self, pid: str) -> Any:
+        return self.dict[pid]
+
+    def __delitem__(self, pid: str) -> None:
+        with self.lock:
+            obj = self.dict.pop(pid)
+            if self._counts.pop(pid, None) is not None:
+                del self._ids[id(obj)]
+
+    def clear(self) -> None:
+        with self.lock:
+            old = self.dict
+            self.dict = {}
+            self._counts.clear()
+            self._ids.clear()
+        old.clear()
+
+    def __contains__(self, pid: object) -> bool:
+        return pid in self.dict
+
+    def __len__(self) -> int:
+        return len(self.dict)
+
+
+def _identity_hash(obj: Any) -> int:
+    return (id(obj) >> 4) & 0x7FFFFFFF
+
+
+# What a proxy answers for java.lang.Object's methods its class does not define.
+_OBJECT_METHODS: dict[str, Callable[[Any], Callable[..., Any]]] = {
+    "toString": lambda obj: lambda: str(obj),
+    "hashCode": lambda obj: lambda: _identity_hash(obj),
+    "equals": lambda obj: lambda other: other is obj,
+}
+
+
+def _error_answer(client: Any, exc: BaseException, propagate: bool, keep: list) -> bytes:
+    """py4j's answer for ``exc`` raised by a callback: ``!xs<traceback>`` (Java throws
+    Py4JException with it), or ``!xr<id>`` rethrowing a Py4JJavaError's Java exception."""
+    if propagate and isinstance(exc, Py4JJavaError):
+        try:
+            keep.append(exc.java_exception)
+            return _py4jni.wire_answer(client, exc.java_exception, error=True)
+        except Exception:  # noqa: BLE001 - e.g. detached: report the traceback instead
+            pass
+    from .callbacks import _error_payload  # traceback text, long ones trimmed
+    try:
+        text = _error_payload(client, exc)
+    except Exception:  # noqa: BLE001 - formatting failed (deep recursion): name it at least
+        text = f"Traceback unavailable\n{type(exc).__name__}: {exc!s:.2000}\n"
+    try:
+        return _py4jni.wire_answer(client, text, error=True)
+    except Exception:  # noqa: BLE001 - lone surrogates in the text
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+        return _py4jni.wire_answer(client, text, error=True)
+
+
+def _invoke(client: Any, obj: Any, method: str, parts: list[bytes], propagate: bool,
+            keep: list) -> bytes:
+    """Runs one ``c`` command and returns its answer. The arguments, the result and
+    what converting it made are appended to ``keep``: Java objects among them must
+    outlive the answer (Java resolves the ids of an answer after reading it)."""
+    if obj is None:
+        return _py4jni.wire_answer(client, "Object ID unknown", error=True)
+    try:
+        args = _py4jni.wire_decode_args(client, parts) if parts else ()
+        keep.append(args)
+        fn = getattr(obj, method, None)
+        if fn is None:
+            fallback = _OBJECT_METHODS.get(method)
+            fn = fallback(obj) if fallback else getattr(obj, method)  # AttributeError
+        result = fn(*args)
+    except BaseException as exc:  # noqa: BLE001 - Java waits for an answer in any case
+        return _error_answer(client, exc, propagate, keep)
+    keep.append(result)
+    try:
+        return _py4jni.wire_answer(client, result, keep=keep)
+    except Exception as exc:  # noqa: BLE001
+        err = Py4JError(f"py4jni: Python method {type(obj).__name__}.{method} returned a "
+                        f"{type(result).__name__} that cannot be converted to Java: {exc}")
+        return _error_answer(client, err, False, keep)
+
+
+class CallbackConnection:
+    """One connection from Java's callback client, served on a daemon thread of its own
+    until Java closes it or the server shuts down."""
+
+    def __init__(self, server: "CallbackServer", sock: socket.socket, number: int) -> None:
+        self.server = server
+        self.socket = sock
+        self.thread = threading.Thread(target=self.run, daemon=True,
+                                       name=f"py4jni-callback-connection-{number}")
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def close(self) -> None:
+        """Wakes the serving thread, which then closes the socket (any thread)."""
+        try:
+            self.socket.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def run(self) -> None:
+        server = self.server
+        sock = self.socket
+        rfile = sock.makefile("rb")
+        readline = rfile.readline
+        sendall = sock.sendall
+        client_ref = server._client_ref
+        pool = server.pool
+        propagate = bool(server.callback_server_parameters.propagate_java_exceptions)
+        token = server.auth_token
+        # What the previous answer referred to (its arguments, result, conversions) is
+        # released once the next answer is sent: by then Java has read that answer, at
+        # least on every thread that does not stall between the two.
+        keep: list = []
+        try:
+            if token is not None and not self._authenticate(readline, sendall, token):
+                return
+            while True:
+                command = readline()
+                if command == b"c\n":
+                    pid = readline()[:-1].decode("utf-8")
+                    method = readline()[:-1].decode("utf-8", "surrogatepass")
+                    parts = []
+                    line = readline()
+                    while line != b"e\n":
+                        if not line:
+                            return
+                        parts.append(line)
+                        line = readline()
+                    client = client_ref()
+                    if client is None:
+                        sendall(b"!xsthe py4jni gateway of this callback server is gone\n")
+                        continue
+                    kept = []
+                    answer = _invoke(client, pool.dict.get(pid), method, parts, propagate,
+                                     kept)
+                    del client
+                    sendall(answer)
+                    keep[:] = kept  # the previous answer's objects go (deletes sent now)
+                elif command == b"g\n":
+                    pid = readline()[:-1].decode("utf-8")
+                    readline()  # "e"
+                    pool.release(pid)
+                    sendall(_SUCCESS)
+                    keep.clear()
+                elif not command:
+                    return
+                else:  # not py4j's protocol: say so and drop the connection
+                    sendall(_ERROR_NULL)
+                    return
+        except (OSError, ValueError):  # closed by Java or by shutdown
+            pass
+        finally:
+            server._forget(self)
+            try:
+                rfile.close()
+                sock.close()
+            except OSError:
+                pass
+
+    @staticmethod
+    def _authenticate(readline: Any, sendall: Any, token: str) -> bool:
+        """py4j's ``A`` command (token, ``e``): answers ``!yv`` or ``!xn``."""
+        command = readline()
+        given = readline()[:-1].decode("utf-8", "replace")
+        readline()  # "e"
+        if command == b"A\n" and given == token:
+            sendall(_VOID)
+            return True
+        sendall(_ERROR_NULL)
+        return False
+
+
+class CallbackServer:
+    """py4j's callback server: accepts Java's callback connections and serves each on a
+    daemon thread. ``start()``, ``shutdown()``, ``close()``, ``get_listening_port()``,
+    ``get_listening_address()`` as in py4j."""
+
+    def __init__(self, pool: PythonProxyPool, gateway_client: Any,
+                 port: int = DEFAULT_PYTHON_PROXY_PORT, address: str = DEFAULT_ADDRESS,
+                 callback_server_parameters: Any = None) -> None:
+        if callback_server_parameters is None:
+            from .java_gateway import CallbackServerParameters
+            callback_server_parameters = CallbackServerParameters(address=address, port=port)
+        self.callback_server_parameters = callback_server_parameters
+        self.port = callback_server_parameters.port
+        self.address = callback_server_parameters.address
+        self.pool = pool
+        self._client_ref = weakref.ref(gateway_client)
+        self.auth_token = callback_server_parameters.auth_token
+        self.connections: set[CallbackConnection] = set()
+        self._accepted = 0
+        self.lock = threading.RLock()
+        self.is_shutdown = False
+        self.server_socket: socket.socket | None = None
+        self.thread: threading.Thread | None = None
+        self._listening_address = self.address
+        self._listening_port = self.port
+
+    @property
+    def gateway_client(self) -> Any:
+        return self._client_ref()
+
+    def start(self) -> None:
+        """Binds, listens and starts accepting (one daemon thread). Raises
+        Py4JNetworkError when the address cannot be bound."""
+        try:
+            family = socket.getaddrinfo(self.address, self.port, type=socket.SOCK_STREAM)[0][0]
+            sock = socket.socket(family, socket.SOCK_STREAM)
+        except OSError as exc:
+            raise Py4JNetworkError(f"cannot create the callback server socket for "
+                                   f"{self.address}:{self.port}: {exc}", exc) from exc
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((self.address, self.port))
+            sock.listen(64)
+        except OSError as exc:
+            sock.close()
+            raise Py4JNetworkError(f"An error occurred while trying to start the callback "
+                                   f"server ({self.address}:{self.port}): {exc}", exc) from exc
+        info = sock.getsockname()
+        self._listening_address, self._listening_port = info[0], info[1]
+        self.server_socket = sock
+        self.thread = threading.Thread(target=self.run, daemon=True,
+                                       name="py4jni-callback-server")
+        self.thread.start()
+
+    def get_listening_port(self) -> int:
+        """The port it listens on (the real one when ``port`` was 0)."""
+        return self._listening_port
+
+    def get_listening_address(self) -> str:
+        """The address it listens on."""
+        return self._listening_address
+
+    def run(self) -> None:
+        """Accepts connections until shutdown (the accepting thread's body)."""
+        sock = self.server_socket
+        read_timeout = self.callback_server_parameters.read_timeout
+        while not self.is_shutdown and sock is not None:
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                if self.is_shutdown:
+                    break
+                continue  # e.g. ECONNABORTED: keep accepting
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if read_timeout:
+                conn.settimeout(read_timeout)
+            self._accepted += 1
+            connection = CallbackConnection(self, conn, self._accepted)
+            with self.lock:
+                if self.is_shutdown:
+                    conn.close()
+                    break
+                self.connections.add(connection)
+            connection.start()
+
+    def _forget(self, connection: CallbackConnection) -> None:
+        with self.lock:
+            self.connections.discard(connection)
+
+    def close(self) -> None:
+        """Closes every open callback connection (Java opens new ones when it needs to)."""
+        with self.lock:
+            connections = list(self.connections)
+        for connection in connections:
+            connection.close()
+
+    def shutdown(self) -> None:
+        """Stops accepting, closes every connection and empties the pool (any thread)."""
+        self._stop(clear_pool=True)
+
+    def _stop(self, clear_pool: bool) -> None:
+        with self.lock:
+            if self.is_shutdown:
+                return
+            self.is_shutdown = True
+            sock, self.server_socket = self.server_socket, None
+            connections = list(self.connections)
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)  # wakes accept() on Linux
+            except OSError:
+                pass
+            sock.close()
+        for connection in connections:
+            connection.close()
+        if clear_pool:
+            self.pool.clear()
+        thread = self.thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+        self.thread = None
+
+
+class _GatewayCallbacks:
+    """A socket-mode gateway's callback state: its proxy pool, its callback server
+    (started once, on demand or on request) and the client's proxy hook."""
+
+    def __init__(self, gateway: Any, params: Any, explicit: bool) -> None:
+        self._gateway_ref = weakref.ref(gateway)
+        self._client_ref = weakref.ref(gateway._gateway_client)
+        self.params = params
+        self.explicit = explicit
+        self.pool = PythonProxyPool()
+        self.server: CallbackServer | None = None
+        self.entry_point: Any = None
+        self.lock = threading.RLock()
+
+    def proxy_text(self, obj: Any) -> str | None:
+        """The client's proxy hook: py4j's proxy text ``<id>;<fqn>;...`` for ``obj``
+        (starting the callback server first if needed), or None when ``obj`` is not a
+        proxy (no non-empty ``Java.implements``)."""
+        try:
+            names = list(obj.Java.implements)
+        except (AttributeError, TypeError):
+            return None
+        if not names:
+            return None
+        for name in names:
+            if not isinstance(name, str) or not name or any(c in name for c in ";\n\r"):
+                raise Py4JError(f"py4jni: {type(obj).__name__}.Java.implements must list "
+                                f"interface names (str), not {name!r}")
+        if self.server is None:
+            self.start(None, implicit=True)
+        return self.pool.put(obj) + ";" + ";".join(names)
+
+    def start(self, params: Any, implicit: bool = False) -> bool:
+        """Starts the callback server unless it runs; True when this call started it."""
+        with self.lock:
+            if self.server is not None:
+                return False
+            client = self._client_ref()
+            if client is None or client.closed:
+                raise Py4JError("py4jni: cannot start a callback server: the gateway has "
+                                "been shut down")
+            params = params or self.params
+            server = CallbackServer(self.pool, client, callback_server_parameters=params)
+            try:
+                server.start()
+            except Py4JNetworkError:
+                if not (implicit and not self.explicit and params.port):
+                    raise
+                # on demand with py4j's default port taken: any free port will do
+                from .java_gateway import CallbackServerParameters
+                server = CallbackServer(self.pool, client, callback_server_parameters=(
+                    CallbackServerParameters(address=params.address, port=0,
+                                             auth_token=params.auth_token,
+                                             read_timeout=params.read_timeout,
+                                             propagate_java_exceptions=params.
+                                             propagate_java_exceptions)))
+                server.start()
+            try:
+                self._point_java_at(server)
+            except BaseException:
+                server._stop(clear_pool=False)
+                raise
+            if self.entry_point is not None:
+                self.pool.put(self.entry_point, force_id=ENTRY_POINT_OBJECT_ID)
+            self.server = server
+            return True
+
+    def _point_java_at(self, server: CallbackServer) -> None:
+        """Tells the GatewayServer where the callback server listens, when its callback
+        client points elsewhere (py4j's resetCallbackClient)."""
+        gateway = self._gateway_ref()
+        if gateway is None:
+            return
+        port, address = server.get_listening_port(), server.get_listening_address()
+        java_server = gateway.java_gateway_server
+        try:
+            java_port = java_server.getPythonPort()
+            java_address = java_server.getPythonAddress()
+            if java_port == port and java_address.getHostAddress() == address:
+                return
+            java_server.resetCallbackClient(
+                gateway.jvm.java.net.InetAddress.getByName(address), port)
+        except Py4JError as exc:
+            raise Py4JError(f"py4jni: cannot point the Java side at the callback server "
+                            f"({address}:{port}) through {GATEWAY_SERVER_OBJECT_ID}."
+                            f"resetCallbackClient: {exc}", exc) from exc
+
+    def shutdown(self) -> None:
+        """Stops the callback server (if it runs); the pool is emptied."""
+        with self.lock:
+            server, self.server = self.server, None
+        if server is not None:
+            server.shutdown()
+
+
+def _state(gateway: Any) -> _GatewayCallbacks:
+    return gateway.__dict__["_socket_callbacks"]
+
+
+def attach(gateway: Any, explicit_params: bool, start: bool) -> None:
+    """Sets a socket-mode gateway up for callbacks (called by JavaGateway): the proxy
+    hook, the Python entry point, and the callback server when ``start`` (or when there
+    is an entry point: Java cannot reach it otherwise)."""
+    params = gateway.callback_server_parameters
+    # Unlike py4j, the gateway's auth token is not copied: py4j's GatewayServer started
+    # with --enable-auth opens callback connections without authenticating.
+    state = _GatewayCallbacks(gateway, params, explicit_params)
+    gateway.__dict__["_socket_callbacks"] = state
+    gateway._gateway_client.proxy_hook = state.proxy_text
+    entry = getattr(gateway, "python_server_entry_point", None)
+    if entry is not None:
+        state.entry_point = entry
+        state.pool.put(entry, force_id=ENTRY_POINT_OBJECT_ID)
+    weakref.finalize(gateway, state.shutdown)
+    if start or entry is not None:
+        state.start(None)
+
+
+def start_callback_server(gateway: Any, params: Any = None) -> bool:
+    """JavaGateway.start_callback_server in socket mode: True when this call started
+    the server, False when it was running."""
+    return _state(gateway).start(params)
+
+
+def get_callback_server(gateway: Any) -> CallbackServer | None:
+    """The running callback server, or None."""
+    return _state(gateway).server
+
+
+def shutdown_callback_server(gateway: Any) -> None:
+    """Stops the callback server (if it runs)."""
+    _state(gateway).shutdown()
+
+
+def pool_of(gateway: Any) -> PythonProxyPool:
+    """The gateway's proxy pool (tests, diagnostics)."""
+    return _state(gateway).pool

@@ -1,0 +1,193 @@
+/* python-binding/src/socket_callbacks.c - the C half of callbacks in socket mode.
+ *
+ * py4jni/socket_callbacks.py runs py4j's callback server (sockets, threads, the proxy
+ * pool); this file gives it the codec, so that callback arguments decode exactly as
+ * call results do and Python's answers encode exactly as call arguments do:
+ *  - p4j_socket_proxy_value: a Python proxy passed as an argument becomes py4j's
+ *    `f<id>;<iface>;...` (its text comes from the client's proxy_hook);
+ *  - wire_decode_args(client, parts): the argument lines of a Java `c` command ->
+ *    Python objects (bridge/wire.h's answer decoder, then p4j_value_to_py);
+ *  - wire_answer(client, value, error=False, keep=None): `!y<part>\n` or `!x<part>\n`
+ *    (p4j_value_from_py, then p4j_wire_arg).
+ * Every function needs the GIL; none keeps state.
+ */
+#include <string.h>
+
+#include "binding.h"
+#include "inproc.h"
+#include "wire.h"
+
+static PyObject *str_Java; /* interned "Java" */
+
+int p4j_socket_proxy_value(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *pack)
+{
+    if (cl->proxy_hook == NULL || cl->proxy_hook == Py_None || p4j_client_is_inproc(cl->c) ||
+        !_PyType_Lookup(Py_TYPE(o), str_Java))
+        return 0;
+    PyObject *text = PyObject_CallOneArg(cl->proxy_hook, o);
+    if (!text)
+        return -1;
+    if (text == Py_None) { /* not a proxy after all: other conversions may take it */
+        Py_DECREF(text);
+        return 0;
+    }
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "py4jni: proxy_hook returned %.100s, not str",
+                     Py_TYPE(text)->tp_name);
+        Py_DECREF(text);
+        return -1;
+    }
+    const char *utf8 = PyUnicode_AsUTF8(text);
+    if (!utf8 || ((!pack->temps && !(pack->temps = PyList_New(0))) ||
+                  PyList_Append(pack->temps, text) < 0)) {
+        Py_DECREF(text);
+        return -1;
+    }
+    Py_DECREF(text); /* the temps list keeps it (and its UTF-8) for the call */
+    v->kind = P4J_PROXY;
+    v->u.proxy = (void *)utf8;
+    return 1;
+}
+
+static int socket_client_arg(PyObject *o, ClientObject **cl)
+{
+    if (!PyObject_TypeCheck(o, &ClientType)) {
+        PyErr_SetString(PyExc_TypeError, "expected a py4jni Client");
+        return -1;
+    }
+    *cl = (ClientObject *)o;
+    if (p4j_client_is_inproc((*cl)->c)) {
+        PyErr_SetString(PyExc_ValueError, "the wire codec serves socket clients only");
+        return -1;
+    }
+    return 0;
+}
+
+/* Decodes one argument line `part` (type prefix + value, '\n' optional) into a new
+ * Python object. `line` is scratch room of at least len + 3 bytes. */
+static PyObject *decode_part(ClientObject *cl, const char *part, Py_ssize_t len, char *line)
+{
+    if (len > 0 && part[len - 1] == '\n')
+        len--;
+    line[0] = '!';
+    line[1] = 'y';
+    memcpy(line + 2, part, (size_t)len);
+    line[len + 2] = 0;
+    p4j_value out;
+    p4j_error err = {0};
+    p4j_answer a = p4j_wire_decode(line, (size_t)len + 2, NULL, &out, &err);
+    if (a == P4J_ANSWER_VALUE)
+        return p4j_value_to_py(cl, &out);
+    if (a == P4J_ANSWER_JAVA_ERROR || a == P4J_ANSWER_NO_MEMBER)
+        p4j_value_discard(cl, &out);
+    if (err.kind == P4J_ERR_NONE)
+        p4j_error_set(&err, P4J_ERR_BRIDGE, "py4jni: unexpected callback argument %.200s",
+                      line + 2);
+    return p4j_raise(cl, &err, NULL);
+}
+
+static PyObject *mod_wire_decode_args(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)mod;
+    ClientObject *cl;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "wire_decode_args(client, parts) takes 2 arguments");
+        return NULL;
+    }
+    if (socket_client_arg(args[0], &cl) < 0)
+        return NULL;
+    PyObject *seq = PySequence_Fast(args[1], "parts must be a sequence of bytes");
+    if (!seq)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject *result = PyList_New(n);
+    char small[256];
+    for (Py_ssize_t i = 0; result && i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        if (!PyBytes_Check(item)) {
+            PyErr_Format(PyExc_TypeError, "argument parts must be bytes, not %.100s",
+                         Py_TYPE(item)->tp_name);
+            Py_CLEAR(result);
+            break;
+        }
+        Py_ssize_t len = PyBytes_GET_SIZE(item);
+        char *line = (size_t)len + 3 <= sizeof small ? small : PyMem_Malloc((size_t)len + 3);
+        if (!line) {
+            PyErr_NoMemory();
+            Py_CLEAR(result);
+            break;
+        }
+        PyObject *o = decode_part(cl, PyBytes_AS_STRING(item), len, line);
+        if (line != small)
+            PyMem_Free(line);
+        if (!o) {
+            Py_CLEAR(result);
+            break;
+        }
+        PyList_SET_ITEM(result, i, o);
+    }
+    Py_DECREF(seq);
+    return result;
+}
+
+static PyObject *mod_wire_answer(PyObject *mod, PyObject *args, PyObject *kw)
+{
+    (void)mod;
+    static char *kwlist[] = {"client", "value", "error", "keep", NULL};
+    PyObject *clo, *value, *keep = Py_None;
+    int error = 0;
+    ClientObject *cl;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|pO:wire_answer", kwlist, &clo, &value,
+                                     &error, &keep) ||
+        socket_client_arg(clo, &cl) < 0)
+        return NULL;
+    if (keep != Py_None && !PyList_Check(keep)) {
+        PyErr_SetString(PyExc_TypeError, "keep must be a list or None");
+        return NULL;
+    }
+    p4j_argpack pack;
+    if (p4j_args_from_py(cl, &value, 1, &pack) < 0)
+        return NULL;
+    /* Java objects made to convert the value (auto_convert) must outlive the answer */
+    Py_ssize_t ntemps = keep != Py_None && pack.temps ? PyList_GET_SIZE(pack.temps) : 0;
+    for (Py_ssize_t i = 0; i < ntemps; i++) {
+        if (PyList_Append(keep, PyList_GET_ITEM(pack.temps, i)) < 0) {
+            p4j_args_release(&pack);
+            return NULL;
+        }
+    }
+    p4j_wbuf b;
+    p4j_wbuf_init(&b);
+    p4j_wbuf_put(&b, error ? "!x" : "!y", 2);
+    p4j_error err = {0};
+    p4j_status st = p4j_wire_arg(&b, &pack.vals[0], NULL, NULL, &err);
+    p4j_args_release(&pack);
+    PyObject *r = NULL;
+    if (st != P4J_OK)
+        p4j_raise(cl, &err, NULL);
+    else if (b.oom)
+        PyErr_NoMemory();
+    else
+        r = PyBytes_FromStringAndSize(b.data, (Py_ssize_t)b.len);
+    p4j_wbuf_free(&b);
+    return r;
+}
+
+static PyMethodDef socket_callback_methods[] = {
+    {"wire_decode_args", (PyCFunction)(void (*)(void))mod_wire_decode_args, METH_FASTCALL,
+     "wire_decode_args(client, parts): the argument lines of a callback command (bytes, "
+     "py4j type prefix + value) as Python objects, converted as call results are."},
+    {"wire_answer", (PyCFunction)(void (*)(void))mod_wire_answer, METH_VARARGS | METH_KEYWORDS,
+     "wire_answer(client, value, error=False, keep=None): py4j's answer line for a "
+     "callback, b'!y<part>\\n' (or b'!x<part>\\n'), `value` converted as call arguments "
+     "are; Java objects made for the conversion are appended to list `keep` (they must "
+     "live until Java has read the answer)."},
+    {NULL, NULL, 0, NULL},
+};
+
+int p4j_socket_callbacks_init(PyObject *module)
+{
+    if (!(str_Java = PyUnicode_InternFromString("Java")))
+        return -1;
+    return PyModule_AddFunctions(module, socket_callback_methods);
+}
