@@ -285,17 +285,6 @@ p4j_status p4j_cb_ready(JNIEnv *env, p4j_error *err)
 static p4j_idtable methods; /* PythonMethod id -> p4j_cb_method */
 static pthread_mutex_t method_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static const char *descriptor_end(const char *p)
-{
-    while (*p == '[')
-        p++;
-    if (*p == 'L') {
-        const char *semi = strchr(p, ';');
-        return semi ? semi + 1 : p + strlen(p);
-    }
-    return *p ? p + 1 : p;
-}
-
 /* Argument kind letters (p4j_arg_key) in the order of p4j_cb_method.ret_conv. */
 static const char KEYS[] = "nbiLdDsjrf";
 
@@ -348,7 +337,7 @@ static p4j_cb_method *method_build(JNIEnv *env, jobject pm, int32_t id, p4j_erro
                           m->name, P4J_CB_MAX_ARGS);
             goto fail;
         }
-        const char *end = descriptor_end(p);
+        const char *end = p4j_descriptor_end(p);
         char letter = *p;
         if ((size_t)(end - p) == 18 && strncmp(p, "Ljava/lang/String;", 18) == 0)
             letter = 's';

@@ -128,6 +128,9 @@ p4j_status p4j_object_of_class(JNIEnv *env, jobject obj, p4j_class *pc, p4j_valu
 /* Returns how an argument of kind letter `key` converts to parameter type `desc`. */
 p4j_conv p4j_conv_for(const char *desc, char key);
 
+/* Returns the end of the one type descriptor starting at `p` ("I", "[[B", "Lx/Y;"). */
+const char *p4j_descriptor_end(const char *p);
+
 /* Returns the p4j_rconv for JNI type descriptor `desc` (return or field type). */
 p4j_rconv p4j_rconv_of(const char *desc);
 

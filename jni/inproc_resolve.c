@@ -171,8 +171,7 @@ p4j_conv p4j_conv_for(const char *desc, char key)
     }
 }
 
-/* Returns the end of the one type descriptor starting at `p` ("I", "[[B", "Lx/Y;"). */
-static const char *descriptor_end(const char *p)
+const char *p4j_descriptor_end(const char *p)
 {
     while (*p == '[')
         p++;
@@ -193,7 +192,7 @@ static void plan_conversions(p4j_member *m, const char *sig)
     }
     const char *p = sig + 1;
     for (size_t i = 0; *p && *p != ')'; i++) {
-        const char *end = descriptor_end(p);
+        const char *end = p4j_descriptor_end(p);
         char one[512];
         size_t l = (size_t)(end - p) < sizeof one ? (size_t)(end - p) : sizeof one - 1;
         memcpy(one, p, l);
