@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Runs every py4jni test from a fresh machine: sets the machine up (tests/setup_env.sh),
-# then the CMocka suites, the Java self-test and the codec fuzzer smoke run (ctest),
-# then the pytest suites in both transports. Exit status is non-zero on any failure.
+# then the CMocka suites and the Java self-test (ctest), a short libFuzzer run of the
+# socket codec's answer decoder, then the pytest suites in both transports. Exit status is non-zero on any failure.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup_env.sh"
 cd "$P4J_ROOT"
 status=0
 echo "== ctest (CMocka, Java self-test)"
 (cd "$P4J_BUILD" && ctest --output-on-failure -j 1) || status=1
+echo "== fuzz: py4j answer decoder (libFuzzer, ASan+UBSan, 20 s)"
+bash tests/c/run_fuzz.sh 20 2>&1 | tail -n 3 || status=1
 echo "== pytest"
 "$P4J_VENV/bin/python" -m pytest -p no:faulthandler -q tests/python "$@" || status=1
 exit $status

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepares a machine for building and testing py4jni, idempotently:
-#   - Debian packages: compiler, CMake, Ninja, pkg-config, JDK 17, libffi, CMocka
+#   - Debian packages: gcc, clang (libFuzzer), CMake, Ninja, pkg-config, JDK 17, libffi, CMocka
 #   - .venv at the repository root with tests/requirements.txt
 #   - a CMake build in build/ (C library, helper jar, extension, test fixtures)
 # Source it or run it; afterwards build/python holds the importable py4jni package.
@@ -9,7 +9,7 @@ P4J_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export P4J_ROOT
 
 need=()
-for pkg in gcc cmake ninja-build pkg-config libffi-dev libcmocka-dev openjdk-17-jdk-headless python3-venv; do
+for pkg in gcc clang cmake ninja-build pkg-config libffi-dev libcmocka-dev openjdk-17-jdk-headless python3-venv; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if ((${#need[@]})); then
