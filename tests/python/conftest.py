@@ -45,6 +45,17 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "socket_only(reason): applies to socket mode only")
 
 
+@pytest.fixture(autouse=True)
+def _no_jni_warnings(capfd: pytest.CaptureFixture[str]) -> Iterator[None]:
+    """Fails a test during which -Xcheck:jni (P4J_CHECK_JNI=1) reported a JNI misuse;
+    HotSpot writes those reports straight to the process's stdout."""
+    yield
+    out, err = capfd.readouterr()
+    sys.stdout.write(out)  # keep the test's output visible in reports
+    sys.stderr.write(err)
+    assert "WARNING in native method" not in out + err, "-Xcheck:jni reported:\n" + out + err
+
+
 _inproc_gateway = None
 
 
