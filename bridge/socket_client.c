@@ -130,6 +130,22 @@ static inline void quickack(int fd)
 #endif
 }
 
+/* Marks `cn` broken after a failed send/recv with errno `e` and fills `err`:
+ * closed client, time-out ("timed out after N s <waiting>"), or the system error. */
+static p4j_status io_failed(socket_client *sc, conn *cn, int e, const char *waiting,
+                            const char *doing, double timeout_shown, p4j_error *err)
+{
+    char eb[128];
+    cn->broken = true;
+    if (sc->base.closed)
+        return closed_error(err);
+    if (e == EAGAIN || e == EWOULDBLOCK)
+        return p4j_error_set(err, P4J_ERR_NETWORK, "timed out after %g s %s the py4j server at %s",
+                             timeout_shown, waiting, sc->label);
+    return p4j_error_set(err, P4J_ERR_NETWORK, "error while %s the py4j server at %s: %s", doing,
+                         sc->label, errtext(e, eb, sizeof eb));
+}
+
 /* ---- connection I/O ------------------------------------------------------------- */
 
 static p4j_status send_all(socket_client *sc, conn *cn, const char *p, size_t n,
@@ -144,18 +160,8 @@ static p4j_status send_all(socket_client *sc, conn *cn, const char *p, size_t n,
         }
         if (w < 0 && errno == EINTR)
             continue;
-        int e = errno;
-        char eb[128];
-        cn->broken = true;
-        if (sc->base.closed)
-            return closed_error(err);
-        if (w < 0 && (e == EAGAIN || e == EWOULDBLOCK))
-            return p4j_error_set(err, P4J_ERR_NETWORK,
-                                 "timed out after %g s sending to the py4j server at %s",
-                                 sc->timeout, sc->label);
-        return p4j_error_set(err, P4J_ERR_NETWORK,
-                             "error while sending to the py4j server at %s: %s", sc->label,
-                             errtext(e, eb, sizeof eb));
+        return io_failed(sc, cn, w < 0 ? errno : EPIPE, "sending to", "sending to",
+                         sc->timeout, err);
     }
     quickack(cn->fd);
     return P4J_OK;
@@ -194,23 +200,14 @@ static p4j_status read_line(socket_client *sc, conn *cn, double timeout_shown,
         }
         if (r < 0 && errno == EINTR)
             continue;
-        int e = errno;
-        char eb[128];
-        cn->broken = true;
-        if (sc->base.closed)
-            return closed_error(err);
-        if (r == 0)
+        if (r == 0 && !sc->base.closed) {
+            cn->broken = true;
             return p4j_error_set(err, P4J_ERR_NETWORK,
                                  "the py4j server at %s closed the connection "
                                  "(server stopped or crashed?)",
                                  sc->label);
-        if (e == EAGAIN || e == EWOULDBLOCK)
-            return p4j_error_set(err, P4J_ERR_NETWORK,
-                                 "timed out after %g s waiting for the py4j server at %s",
-                                 timeout_shown, sc->label);
-        return p4j_error_set(err, P4J_ERR_NETWORK,
-                             "error while receiving from the py4j server at %s: %s", sc->label,
-                             errtext(e, eb, sizeof eb));
+        }
+        return io_failed(sc, cn, errno, "waiting for", "receiving from", timeout_shown, err);
     }
 }
 
