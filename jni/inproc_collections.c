@@ -306,11 +306,8 @@ static jobject ref_object(JNIEnv *env, const p4j_value *v, p4j_error *err)
                                        (const jbyte *)v->u.bytes.data);
         return p4j_jvm_failed(env, err) ? NULL : o;
     case P4J_PROXY:
-        if (!p4j_proxy_to_java) {
-            p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: Python callbacks are not available");
-            return NULL;
-        }
-        return p4j_proxy_to_java(env, v, err);
+        p4j_proxy_value_refused(err);
+        return NULL;
     default:
         if (!v->ref.handle) {
             p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: a detached object cannot be an element");

@@ -9,7 +9,12 @@
 #include "jvm.h"
 #include "jvm_classes.h"
 
-jobject (*p4j_proxy_to_java)(JNIEnv *env, const p4j_value *v, p4j_error *err);
+p4j_status p4j_proxy_value_refused(p4j_error *err)
+{
+    return p4j_error_set(err, P4J_ERR_BRIDGE,
+                         "py4jni: a socket-mode proxy value reached the in-process transport "
+                         "(in-process, Python proxies arrive as the Java objects of their proxies)");
+}
 
 double p4j_float_as_printed(float f)
 {
@@ -158,12 +163,7 @@ p4j_status p4j_args_to_java(JNIEnv *env, const p4j_member *m, const p4j_value *a
                                                   v->u.d);
             break;
         case CONV_PROXY:
-            if (!p4j_proxy_to_java)
-                return p4j_error_set(err, P4J_ERR_BRIDGE,
-                                     "py4jni: Python callbacks are not available");
-            if (!(j->l = p4j_proxy_to_java(env, v, err)))
-                return P4J_ERROR;
-            break;
+            return p4j_proxy_value_refused(err);
         }
         if (m->conv[i] >= CONV_STRING && (*env)->ExceptionCheck(env)) /* it called the JVM */
             return p4j_jvm_capture_exception(env, err);

@@ -41,7 +41,7 @@ typedef enum p4j_conv {
     CONV_DECIMAL, /* text -> new BigDecimal                 */
     CONV_BOX_Z, CONV_BOX_B, CONV_BOX_C, CONV_BOX_S, CONV_BOX_I, CONV_BOX_J, CONV_BOX_F,
     CONV_BOX_D,   /* Python scalar -> java.lang box         */
-    CONV_PROXY,   /* Python object -> Java proxy (callbacks) */
+    CONV_PROXY,   /* a socket-mode proxy value: refused in-process (see below) */
 } p4j_conv;
 
 /* How a result becomes a p4j_value. */
@@ -145,8 +145,8 @@ JNIEnv *p4j_inproc_enter(p4j_client *c, p4j_value *out, jint capacity, p4j_error
 /* Pops the frame pushed by p4j_inproc_enter and returns `st`. */
 p4j_status p4j_inproc_leave(JNIEnv *env, p4j_status st);
 
-/* Hook for PROXY arguments (callbacks): builds the Java object for a Python proxy.
- * Installed by the callback layer; NULL means proxies are not supported. */
-extern jobject (*p4j_proxy_to_java)(JNIEnv *env, const p4j_value *v, p4j_error *err);
+/* The error for a P4J_PROXY value given to the in-process transport: in-process, the
+ * binding turns Python proxies into the Java objects of their proxies (REF) instead. */
+p4j_status p4j_proxy_value_refused(p4j_error *err);
 
 #endif /* P4J_INPROC_INTERNAL_H */
