@@ -355,6 +355,30 @@ static const p4j_elem_row *prim_row(PyObject *self, PyObject *exc)
     return row;
 }
 
+/* Runs the transport's array_read (write=false) or array_write over [start, start +
+ * count), without the GIL for large regions. 0, or -1 with the exception set. */
+static int region_op(JavaArrayObject *a, const p4j_elem_row *row, Py_ssize_t start,
+                     Py_ssize_t count, void *buf, bool write)
+{
+    ClientObject *cl = a->base.client;
+    p4j_client *c = cl->c;
+    p4j_error err = {0};
+    p4j_status st;
+    bool free_gil = count * row->size >= GIL_FREE_BYTES;
+    PyThreadState *ts = free_gil ? PyEval_SaveThread() : NULL;
+    st = write ? c->ops->array_write(c, &a->base.ref, row->letter, (size_t)start, (size_t)count,
+                                     buf, &err)
+               : c->ops->array_read(c, &a->base.ref, row->letter, (size_t)start, (size_t)count,
+                                    buf, &err);
+    if (ts)
+        PyEval_RestoreThread(ts);
+    if (st != P4J_OK) {
+        p4j_raise(cl, &err, NULL);
+        return -1;
+    }
+    return 0;
+}
+
 /* Copies elements [start, start + count) into dst (op, else _fallback_read). */
 static int region_read(PyObject *self, const p4j_elem_row *row, Py_ssize_t start,
                        Py_ssize_t count, void *dst)
@@ -365,24 +389,8 @@ static int region_read(PyObject *self, const p4j_elem_row *row, Py_ssize_t start
         return -1;
     if (count == 0)
         return 0;
-    if (use_op(cl, cl->c->ops->array_read)) {
-        p4j_error err = {0};
-        p4j_status st;
-        if (count * row->size >= GIL_FREE_BYTES) {
-            Py_BEGIN_ALLOW_THREADS
-            st = cl->c->ops->array_read(cl->c, &a->base.ref, row->letter, (size_t)start,
-                                        (size_t)count, dst, &err);
-            Py_END_ALLOW_THREADS
-        } else {
-            st = cl->c->ops->array_read(cl->c, &a->base.ref, row->letter, (size_t)start,
-                                        (size_t)count, dst, &err);
-        }
-        if (st != P4J_OK) {
-            p4j_raise(cl, &err, NULL);
-            return -1;
-        }
-        return 0;
-    }
+    if (use_op(cl, cl->c->ops->array_read))
+        return region_op(a, row, start, count, dst, false);
     PyObject *b = PyObject_CallMethod(self, "_fallback_read", "nn", start, start + count);
     if (!b)
         return -1;
@@ -411,24 +419,8 @@ static int region_write(PyObject *self, const p4j_elem_row *row, Py_ssize_t star
         return -1;
     if (count == 0)
         return 0;
-    if (use_op(cl, cl->c->ops->array_write)) {
-        p4j_error err = {0};
-        p4j_status st;
-        if (count * row->size >= GIL_FREE_BYTES) {
-            Py_BEGIN_ALLOW_THREADS
-            st = cl->c->ops->array_write(cl->c, &a->base.ref, row->letter, (size_t)start,
-                                         (size_t)count, src, &err);
-            Py_END_ALLOW_THREADS
-        } else {
-            st = cl->c->ops->array_write(cl->c, &a->base.ref, row->letter, (size_t)start,
-                                         (size_t)count, src, &err);
-        }
-        if (st != P4J_OK) {
-            p4j_raise(cl, &err, NULL);
-            return -1;
-        }
-        return 0;
-    }
+    if (use_op(cl, cl->c->ops->array_write))
+        return region_op(a, row, start, count, (void *)src, true);
     PyObject *b = PyBytes_FromStringAndSize(src, count * row->size);
     if (!b)
         return -1;
