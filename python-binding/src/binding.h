@@ -104,6 +104,9 @@ void p4j_ref_id(ClientObject *cl, const p4j_ref *ref, char *buf, size_t cap);
 /* Returns a new JavaMember bound to `owner`. */
 PyObject *p4j_member_new(PyObject *owner, PyObject *name, unsigned flags);
 
+/* Prepares objects.c's constants (interned names). 0, or -1 with an exception. */
+int p4j_objects_init(void);
+
 /* Returns the client of a JavaObject/JavaClass with an exception when closed. */
 int p4j_check_open(ClientObject *cl);
 

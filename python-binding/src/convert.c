@@ -207,7 +207,7 @@ int p4j_args_from_py(ClientObject *cl, PyObject *const *args, Py_ssize_t n, p4j_
     pack->temps = NULL;
     pack->bufs = NULL;
     pack->has_buf = NULL;
-    memset(pack->owners, 0, sizeof pack->owners);
+    memset(pack->owners, 0, sizeof pack->owners[0] * (size_t)(n < P4J_ARGS_STACK ? n : P4J_ARGS_STACK));
     pack->vals = n <= P4J_ARGS_STACK ? pack->stack_vals : PyMem_Malloc(sizeof(p4j_value) * (size_t)n);
     /* Buffers and flags are only needed when an argument is a bytearray. */
     if (!pack->vals)

@@ -544,6 +544,8 @@ PyMODINIT_FUNC PyInit__py4jni(void)
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
         if (PyType_Ready(types[i]) < 0)
             return NULL;
+    if (p4j_objects_init() < 0)
+        return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (!m)
         return NULL;

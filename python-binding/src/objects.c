@@ -247,14 +247,10 @@ static PyObject *jobject_getattro(PyObject *self, PyObject *name)
     return p4j_member_new(self, name, 0);
 }
 
-/* Calls Java method `name` with no arguments on `self` and returns the converted result. */
-static PyObject *call0(PyObject *self, const char *name)
+/* Calls Java method `name` (an interned str) with no arguments on `self`. */
+static PyObject *call0(PyObject *self, PyObject *name)
 {
-    PyObject *pyname = PyUnicode_FromString(name);
-    if (!pyname)
-        return NULL;
-    PyObject *m = p4j_member_new(self, pyname, 0);
-    Py_DECREF(pyname);
+    PyObject *m = p4j_member_new(self, name, 0);
     if (!m)
         return NULL;
     PyObject *r = PyObject_Vectorcall(m, NULL, 0, NULL);
@@ -262,9 +258,20 @@ static PyObject *call0(PyObject *self, const char *name)
     return r;
 }
 
+/* Interned names of the java.lang.Object methods str(), hash() and == call. */
+static PyObject *name_toString, *name_hashCode, *name_equals;
+
+int p4j_objects_init(void)
+{
+    name_toString = PyUnicode_InternFromString("toString");
+    name_hashCode = PyUnicode_InternFromString("hashCode");
+    name_equals = PyUnicode_InternFromString("equals");
+    return name_toString && name_hashCode && name_equals ? 0 : -1;
+}
+
 static PyObject *jobject_str(PyObject *self)
 {
-    PyObject *r = call0(self, "toString");
+    PyObject *r = call0(self, name_toString);
     if (r && r == Py_None) {
         Py_DECREF(r);
         return PyUnicode_FromString("null");
@@ -282,7 +289,7 @@ static PyObject *jobject_repr(PyObject *self)
 
 static Py_hash_t jobject_hash(PyObject *self)
 {
-    PyObject *r = call0(self, "hashCode");
+    PyObject *r = call0(self, name_hashCode);
     if (!r)
         return -1;
     Py_hash_t h = PyLong_AsSsize_t(r);
@@ -297,9 +304,7 @@ static PyObject *jobject_richcompare(PyObject *self, PyObject *other, int op)
             return PyBool_FromLong(op == Py_NE);
         Py_RETURN_NOTIMPLEMENTED;
     }
-    PyObject *name = PyUnicode_FromString("equals");
-    PyObject *m = name ? p4j_member_new(self, name, 0) : NULL;
-    Py_XDECREF(name);
+    PyObject *m = p4j_member_new(self, name_equals, 0);
     if (!m)
         return NULL;
     PyObject *r = PyObject_Vectorcall(m, &other, 1, NULL);
