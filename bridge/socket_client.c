@@ -629,10 +629,10 @@ static void put_view(p4j_wbuf *b, const p4j_ref *view)
                                            : P4J_SOCKET_DEFAULT_VIEW_ID);
 }
 
-/* Starts an op: zeroes out, checks the client and takes a connection. */
-#define OP_BEGIN(sc, cn, out, err)                                                         \
+/* Starts an op: checks the client and takes a connection (each op has already set
+ * `out` to null with value_null, before its argument checks). */
+#define OP_BEGIN(sc, cn, err)                                                              \
     do {                                                                                   \
-        value_null(out);                                                                   \
         if (acquire((sc), &(cn), (err)) != P4J_OK)                                         \
             return P4J_ERROR;                                                              \
     } while (0)
@@ -648,7 +648,7 @@ static p4j_status op_call(p4j_client *c, const p4j_ref *target, unsigned flags,
     value_null(out);
     if (need_ref(target, "call target", err) != P4J_OK)
         return P4J_ERROR;
-    OP_BEGIN(sc, cn, out, err);
+    OP_BEGIN(sc, cn, err);
     p4j_wbuf *b = begin(cn, "c");
     if ((flags & P4J_CALL_STATIC) || is_class_ref(target))
         p4j_wbuf_put(b, "z:", 2);
@@ -671,7 +671,7 @@ static p4j_status op_construct(p4j_client *c, const p4j_ref *cls, const p4j_valu
     value_null(out);
     if (need_ref(cls, "class", err) != P4J_OK)
         return P4J_ERROR;
-    OP_BEGIN(sc, cn, out, err);
+    OP_BEGIN(sc, cn, err);
     p4j_wbuf *b = begin(cn, "i");
     p4j_wire_cpart(b, cls->handle);
     p4j_answer a = P4J_ANSWER_ERROR;
@@ -692,7 +692,7 @@ static p4j_status op_field_get(p4j_client *c, const p4j_ref *target, unsigned fl
     if (need_ref(target, "field owner", err) != P4J_OK)
         return P4J_ERROR;
     bool is_static = (flags & P4J_CALL_STATIC) || is_class_ref(target);
-    OP_BEGIN(sc, cn, out, err);
+    OP_BEGIN(sc, cn, err);
     p4j_wbuf *b;
     if (is_static) {
         /* py4j reads static fields through "r m" (its "f g" needs an instance). */
@@ -816,7 +816,8 @@ static p4j_status op_resolve(p4j_client *c, const p4j_ref *view, const char *nam
 {
     socket_client *sc = SC(c);
     conn *cn;
-    OP_BEGIN(sc, cn, out, err);
+    value_null(out);
+    OP_BEGIN(sc, cn, err);
     p4j_wbuf *b = begin(cn, "r");
     p4j_wire_cpart(b, "u");
     p4j_wire_cpart(b, name);
@@ -846,7 +847,7 @@ static p4j_status op_static_member(p4j_client *c, const p4j_ref *cls, const char
     value_null(out);
     if (need_ref(cls, "class", err) != P4J_OK)
         return P4J_ERROR;
-    OP_BEGIN(sc, cn, out, err);
+    OP_BEGIN(sc, cn, err);
     p4j_wbuf *b = begin(cn, "r");
     p4j_wire_cpart(b, "m");
     p4j_wire_cpart(b, cls->handle);
@@ -884,7 +885,8 @@ static p4j_status op_view_new(p4j_client *c, const char *name, p4j_value *out,
 {
     socket_client *sc = SC(c);
     conn *cn;
-    OP_BEGIN(sc, cn, out, err);
+    value_null(out);
+    OP_BEGIN(sc, cn, err);
     p4j_wbuf *b = begin(cn, "j");
     p4j_wire_cpart(b, "c");
     p4j_wbuf_put(b, "s", 1);
@@ -980,7 +982,7 @@ static p4j_status op_dir(p4j_client *c, const p4j_ref *target, p4j_dir_kind kind
     if (kind != P4J_DIR_FIELDS && kind != P4J_DIR_METHODS && kind != P4J_DIR_STATIC &&
         kind != P4J_DIR_VIEW)
         return p4j_error_set(err, P4J_ERR_BRIDGE, "unknown dir kind %d", (int)kind);
-    OP_BEGIN(sc, cn, out, err);
+    OP_BEGIN(sc, cn, err);
     char sub[2] = {(char)kind, 0};
     p4j_wbuf *b = begin(cn, "d");
     p4j_wire_cpart(b, sub);
@@ -1020,7 +1022,7 @@ static p4j_status op_help(p4j_client *c, const p4j_ref *target, bool is_class,
     value_null(out);
     if (need_ref(target, "help target", err) != P4J_OK)
         return P4J_ERROR;
-    OP_BEGIN(sc, cn, out, err);
+    OP_BEGIN(sc, cn, err);
     p4j_wbuf *b = begin(cn, "h");
     p4j_wire_cpart(b, is_class || is_class_ref(target) ? "c" : "o");
     p4j_wire_cpart(b, target->handle);
@@ -1052,7 +1054,7 @@ static p4j_status op_stack_trace(p4j_client *c, const p4j_ref *throwable, p4j_va
     value_null(out);
     if (need_ref(throwable, "throwable", err) != P4J_OK)
         return P4J_ERROR;
-    OP_BEGIN(sc, cn, out, err);
+    OP_BEGIN(sc, cn, err);
     p4j_wbuf *b = begin(cn, "p");
     p4j_wbuf_put(b, "r", 1);
     p4j_wire_cpart(b, throwable->handle);
