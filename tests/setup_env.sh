@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepares a machine for building and testing py4jni, idempotently:
-#   - Debian packages: gcc, clang (libFuzzer), CMake, Ninja, pkg-config, JDK 17, libffi, CMocka
+#   - Debian packages: gcc, clang (libFuzzer) and its sanitizer runtimes, CMake, Ninja, pkg-config, JDK 17, libffi, CMocka
 #   - .venv at the repository root with tests/requirements.txt
 #   - a CMake build in build/ (C library, helper jar, extension, test fixtures)
 # Source it or run it; afterwards build/python holds the importable py4jni package.
@@ -12,11 +12,22 @@ need=()
 for pkg in gcc clang cmake ninja-build pkg-config libffi-dev libcmocka-dev openjdk-17-jdk-headless python3-venv; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
-if ((${#need[@]})); then
-  echo "setup: installing ${need[*]}" >&2
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+apt_install() {
+  echo "setup: installing $*" >&2
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+if ((${#need[@]})); then
+  apt_install "${need[@]}"
+fi
+# clang's sanitizer runtimes (libFuzzer's ASan/UBSan) live in a package of their own,
+# named after clang's major version (libclang-rt-14-dev on Debian 12); with
+# --no-install-recommends it never comes along with clang.
+clang_major=$(clang -dumpversion | cut -d. -f1)
+if [ ! -e "$(clang -print-file-name=libclang_rt.asan-x86_64.a)" ] \
+   && [ ! -e "$(clang --print-runtime-dir)/libclang_rt.asan-x86_64.a" ]; then
+  apt_install "libclang-rt-${clang_major}-dev"
 fi
 
 PY=${PYTHON:-python3}
