@@ -32,7 +32,8 @@ import java.util.Set;
  * Integer 2; to double/Double from Double 0; to float/Float from Double 1. Long
  * never narrows, Integer/Long never become double/float, Double never becomes an
  * integral type;
- * <li>to char/Character: a String (any CharSequence) 1;
+ * <li>to char/Character: a Python str 1 (its first character); a JavaObject never,
+ * not even a CharSequence (py4j: any CharSequence 1; a deliberate deviation);
  * <li>to boolean: Boolean 0;
  * <li>None: any reference type, NULL_COST - 100 x (superclass steps from Object),
  * so the deepest class wins; an interface costs NULL_COST + 1, below Object, as in
@@ -180,7 +181,11 @@ final class OverloadResolver {
             if (arg == Character.class) {
                 return 0;
             }
-            return CharSequence.class.isAssignableFrom(arg) ? 1 : NOT_APPLICABLE;
+            // Only a Python str (its box String) becomes a char, its first character, as
+            // in py4j. A JavaObject never does, even a CharSequence (py4j would pass its
+            // first character: sb.append(otherBuilder) appending one letter). Deliberate
+            // deviation, README "Deviations from py4j".
+            return arg == String.class ? 1 : NOT_APPLICABLE;
         }
         if (param == boolean.class && arg == Boolean.class) {
             return 0;
