@@ -85,6 +85,14 @@ static p4j_status char_arg(const p4j_value *v, jchar *out, p4j_error *err)
     return P4J_OK;
 }
 
+p4j_status p4j_check_length(size_t n, p4j_error *err)
+{
+    if (n <= INT32_MAX)
+        return P4J_OK;
+    return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: %zu bytes are too many for a Java "
+                         "array (at most 2^31 - 1)", n);
+}
+
 static jobject new_bytes(JNIEnv *env, const p4j_value *v)
 {
     jbyteArray arr = (*env)->NewByteArray(env, (jsize)v->u.bytes.len);
@@ -124,7 +132,11 @@ p4j_status p4j_args_to_java(JNIEnv *env, const p4j_member *m, const p4j_value *a
             if (!(j->l = p4j_jstring_new(env, &v->u.s, err)))
                 return P4J_ERROR;
             break;
-        case CONV_BYTES: j->l = new_bytes(env, v); break;
+        case CONV_BYTES:
+            if (p4j_check_length(v->u.bytes.len, err) != P4J_OK)
+                return P4J_ERROR;
+            j->l = new_bytes(env, v);
+            break;
         case CONV_DECIMAL:
             if (!(j->l = new_decimal(env, v, err)) && err->kind != P4J_ERR_NONE)
                 return P4J_ERROR;

@@ -149,6 +149,9 @@ const char *p4j_descriptor_end(const char *p);
 /* Returns the p4j_rconv for JNI type descriptor `desc` (return or field type). */
 p4j_rconv p4j_rconv_of(const char *desc);
 
+/* P4J_ERROR with err set when `n` bytes exceed a Java array (2^31 - 1); else P4J_OK. */
+p4j_status p4j_check_length(size_t n, p4j_error *err);
+
 /* Returns the double that Float.toString(f) prints, as Python users expect. */
 double p4j_float_as_printed(float f);
 

@@ -79,6 +79,10 @@ int p4j_args_from_py(ClientObject *cl, PyObject *const *args, Py_ssize_t n, p4j_
 /* Releases what p4j_args_from_py took (buffers, temporaries) and writes back caches. */
 void p4j_args_release(p4j_argpack *pack);
 
+/* Raises Py4JError and returns -1 when length `n` (of a `what`, counted in `unit`)
+ * exceeds what a Java array or String holds (2^31 - 1); else 0. Check before copying. */
+int p4j_check_java_length(Py_ssize_t n, const char *what, const char *unit);
+
 /* Converts one Python value (for field set). Same contract as p4j_args_from_py. */
 int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *pack,
                       Py_ssize_t index);

@@ -70,3 +70,99 @@ def test_set_field_object_of_wrong_class(gateway):
     with pytest.raises(Py4JError, match=r"cannot assign a JavaObject \(java.util.ArrayList\) "
                                         r"to field str of type java.lang.String"):
         set_field(f, "str", gateway.jvm.java.util.ArrayList())
+
+
+# --- sizes: Java arrays and Strings hold at most 2^31 - 1 elements ----------------------
+
+LIMIT = "at most 2\\^31 - 1"
+
+
+@pytest.mark.parametrize("size", [2**31, 2**32 + 10])
+def test_bytes_beyond_java_limit_raise_before_copy(gateway, size):
+    # bytes(n) is calloc'd: the pages are never touched, so this costs no memory.
+    big = bytes(size)
+    with pytest.raises(Py4JError, match=LIMIT):
+        gateway.jvm.java.util.Arrays.toString(big)
+    with pytest.raises(Py4JError, match=LIMIT):
+        gateway.jvm.java.util.ArrayList().add(big)
+
+
+def test_buffer_beyond_java_limit_raises(gateway):
+    import mmap
+
+    from py4jni import to_java_array
+    with mmap.mmap(-1, 2**31 + 10) as mm:  # anonymous mapping: lazy, untouched
+        view = memoryview(mm)
+        with pytest.raises(Py4JError, match=LIMIT):
+            to_java_array(gateway, view)
+        view.release()
+
+
+def test_array_length_beyond_java_limit_raises(gateway):
+    with pytest.raises(Py4JError, match=LIMIT):
+        gateway.new_array(gateway.jvm.int, 2**31)
+
+
+def _mem_available() -> int:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+@pytest.mark.skipif(_mem_available() < 8 * 2**30,
+                    reason="needs a real 2 GiB str (a str cannot be sparse)")
+def test_str_beyond_java_limit_raises():
+    from conftest import run_python
+    r = run_python(
+        "import os\n"
+        "from py4jni import JavaGateway, Py4JError\n"
+        "gw = JavaGateway(classpath=os.environ['P4J_FIXTURES_JAR'])\n"
+        "s = 'a' * (2**31 + 5)\n"
+        "try:\n"
+        "    gw.jvm.java.lang.String.valueOf(s)\n"
+        "except Py4JError as e:\n"
+        "    print('Py4JError:', e)\n")
+    assert r.returncode == 0, r.stderr
+    assert "a str of 2147483653 UTF-16 units is too long for Java" in r.stdout
+
+
+def test_huge_int_is_py4jerror_not_valueerror(gateway):
+    with pytest.raises(Py4JError, match="an int of 16610 bits does not fit a Java long"):
+        gateway.jvm.java.lang.Math.abs(10**5000)
+    with pytest.raises(Py4JError, match="int 36893488147419103232 does not fit"):
+        gateway.jvm.java.lang.Math.abs(2**65)
+
+
+# --- numpy scalars convert as the Python numbers they are --------------------------------
+
+def test_numpy_scalars_are_numbers(gateway):
+    np = pytest.importorskip("numpy")
+    jvm = gateway.jvm
+    lst = jvm.java.util.ArrayList()
+    for x in (np.int64(5), np.int32(-3), np.uint8(7), np.float32(1.5), np.float64(2.5),
+              np.bool_(True), np.bool_(False), np.array(4)):
+        lst.add(x)
+    assert list(lst) == [5, -3, 7, 1.5, 2.5, True, False, 4]
+
+
+    assert [type(v) for v in lst] == [int, int, int, float, float, bool, bool, int]
+    O = jvm.org.py4jni.fixtures.Overloads
+    assert O().intOnly(np.int64(5)) == "int"
+    assert O().boolOnly(np.bool_(True)) == "boolean"
+    assert O().doubleFloat(np.float32(0.5)) == "double"
+    assert jvm.java.lang.Math.max(np.int64(3), np.int16(9)) == 9
+    with pytest.raises(Py4JError, match="does not fit a Java long"):
+        jvm.java.lang.Math.abs(np.uint64(2**64 - 1))
+
+
+def test_numpy_arrays_stay_arrays(gateway):
+    np = pytest.importorskip("numpy")
+    lst = gateway.jvm.java.util.ArrayList()
+    lst.add(np.array([1, 2], dtype=np.int64))
+    lst.add(np.array([5], dtype=np.int32))  # one element: still an array, not a number
+    assert list(lst.get(0)) == [1, 2] and list(lst.get(1)) == [5]
