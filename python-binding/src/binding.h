@@ -24,9 +24,17 @@ typedef struct ClientObject {
 typedef struct JavaObject {
     PyObject_HEAD
     ClientObject *client;
-    p4j_ref ref;
+    p4j_ref ref;          /* handle NULL once detached                            */
     PyObject *weakreflist;
+    Py_ssize_t busy;      /* calls in flight using the handle (changed under the GIL) */
+    p4j_ref parked;       /* detached while busy: released when the last call returns */
 } JavaObject;
+
+/* Marks `o`'s handle in use by a call about to release the GIL (see p4j_unpin). */
+static inline void p4j_pin(JavaObject *o) { o->busy++; }
+
+/* Ends a p4j_pin; releases a handle detached meanwhile once no call uses it. */
+void p4j_unpin(JavaObject *o);
 
 typedef struct JavaClassObject {
     PyObject_HEAD

@@ -183,8 +183,10 @@ int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *
         }
         v->kind = P4J_REF;
         v->ref = jo->ref;
-        if (!jo->ref.cls && index < P4J_ARGS_STACK)
-            pack->owners[index] = jo; /* borrowed: the caller's args keep it alive */
+        if (index < P4J_ARGS_STACK) { /* borrowed: the caller's args keep it alive */
+            pack->owners[index] = jo;
+            p4j_pin(jo); /* a detach() meanwhile waits for this call (p4j_args_release) */
+        }
         return 0;
     }
     if (o == Py_None) {
@@ -325,9 +327,14 @@ int p4j_args_from_py(ClientObject *cl, PyObject *const *args, Py_ssize_t n, p4j_
 
 void p4j_args_release(p4j_argpack *pack)
 {
-    for (Py_ssize_t i = 0; i < pack->n && i < P4J_ARGS_STACK; i++)
-        if (pack->owners[i] && !pack->owners[i]->ref.cls)
-            pack->owners[i]->ref.cls = pack->vals[i].ref.cls; /* keep the class lookup */
+    for (Py_ssize_t i = 0; i < pack->n && i < P4J_ARGS_STACK; i++) {
+        JavaObject *jo = pack->owners[i];
+        if (!jo)
+            continue;
+        if (!jo->ref.cls && jo->ref.handle)
+            jo->ref.cls = pack->vals[i].ref.cls; /* keep the class lookup */
+        p4j_unpin(jo);
+    }
     if (pack->has_buf) {
         for (Py_ssize_t i = 0; i < pack->n; i++)
             if (pack->has_buf[i])

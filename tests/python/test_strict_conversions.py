@@ -166,3 +166,66 @@ def test_numpy_arrays_stay_arrays(gateway):
     lst.add(np.array([1, 2], dtype=np.int64))
     lst.add(np.array([5], dtype=np.int32))  # one element: still an array, not a number
     assert list(lst.get(0)) == [1, 2] and list(lst.get(1)) == [5]
+
+
+# --- detach racing calls on other threads -------------------------------------------------
+
+def test_detach_waits_for_calls_in_flight(gateway):
+    """A call blocked in Java keeps its target and argument valid across a detach() on
+    another thread; the next call raises "detached"."""
+    import threading
+    import time
+    jvm = gateway.jvm
+    sem = jvm.java.util.concurrent.Semaphore(0)
+    keep = jvm.java.util.ArrayList()
+    keep.add(sem)
+    sem_again = keep.get(0)  # a second handle to the same semaphore
+    unit = jvm.java.util.concurrent.TimeUnit.SECONDS
+    done: list = []
+    t = threading.Thread(target=lambda: done.append(sem.tryAcquire(1, 60, unit)))
+    t.start()
+    deadline = time.monotonic() + 30
+    while not sem_again.hasQueuedThreads():  # until the call waits inside Java
+        assert time.monotonic() < deadline, "tryAcquire never blocked"
+        time.sleep(0.01)
+    gateway.detach(sem)
+    gateway.detach(unit)
+    with pytest.raises(Py4JError, match="detached"):
+        sem.availablePermits()
+    with pytest.raises(Py4JError, match="detached"):
+        sem_again.tryAcquire(1, 1, unit)
+    sem_again.release()  # the blocked call completes normally
+    t.join(60)
+    assert done == [True]
+    assert sem_again.availablePermits() == 0
+
+
+def test_detach_hammered_by_other_threads(gateway):
+    """Calls racing a detach either succeed or raise Py4JError "detached", nothing else."""
+    import threading
+    jvm = gateway.jvm
+    errors: list = []
+    for _ in range(30):
+        sb = jvm.java.lang.StringBuilder()
+        arg = jvm.java.lang.StringBuilder("a")
+        stop = threading.Event()
+
+        def hammer():
+            try:
+                while not stop.is_set():
+                    sb.append(arg)
+                    sb.setLength(0)
+            except Py4JError as e:
+                if "detached" not in str(e):
+                    errors.append(e)
+            except Exception as e:  # pragma: no cover - the defect this test guards
+                errors.append(e)
+
+        threads = [threading.Thread(target=hammer) for _ in range(2)]
+        for t in threads:
+            t.start()
+        gateway.detach(arg if _ % 2 else sb)
+        stop.set()
+        for t in threads:
+            t.join(30)
+    assert errors == []
