@@ -115,6 +115,26 @@ static int int_value(PyObject *o, p4j_value *v)
     return 0;
 }
 
+/* An argument object made by client `owner`, passed through client `cl`: refused when
+ * `owner` was shut down, or when either is a socket client (its ids mean nothing to
+ * another server). Two live in-process gateways share the JVM and its objects. */
+static int foreign_check(ClientObject *cl, ClientObject *owner)
+{
+    if (owner->c->closed) {
+        PyErr_SetString(p4j_reg.Py4JError,
+                        "py4jni: this Java object belongs to a gateway that has been shut "
+                        "down; it cannot be passed to another gateway");
+        return -1;
+    }
+    if (!p4j_client_is_inproc(cl->c) || !p4j_client_is_inproc(owner->c)) {
+        PyErr_SetString(p4j_reg.Py4JError,
+                        "py4jni: this Java object belongs to another gateway (socket-mode "
+                        "objects live in their own server)");
+        return -1;
+    }
+    return 0;
+}
+
 /* True when `o` is a 0-dimensional buffer or no buffer at all: a scalar (np.int64(5)),
  * not an array (np.array([5]) also has __index__ and __float__). */
 static int is_scalar(PyObject *o)
@@ -181,6 +201,8 @@ int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *
             PyErr_SetString(p4j_reg.Py4JError, "py4jni: this Java object was detached");
             return -1;
         }
+        if (__builtin_expect(jo->client != cl, 0) && foreign_check(cl, jo->client) < 0)
+            return -1;
         v->kind = P4J_REF;
         v->ref = jo->ref;
         if (index < P4J_ARGS_STACK) { /* borrowed: the caller's args keep it alive */
@@ -227,6 +249,9 @@ int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *
         return 0;
     }
     if (P4J_IS_JAVACLASS(o) && p4j_client_is_inproc(cl->c)) { /* as its java.lang.Class */
+        if (((JavaClassObject *)o)->client != cl &&
+            foreign_check(cl, ((JavaClassObject *)o)->client) < 0)
+            return -1;
         v->kind = P4J_REF;
         v->ref.handle = ((JavaClassObject *)o)->ref.handle;
         v->ref.cls = NULL; /* a CLASS ref's cls is the class it names, not java.lang.Class */
@@ -367,8 +392,19 @@ static PyObject *str_from_value(const p4j_value *v)
         return PyUnicode_FromKindAndData(PyUnicode_1BYTE_KIND, s->data, (Py_ssize_t)s->len);
     case P4J_ENC_UCS4:
         return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, s->data, (Py_ssize_t)s->len);
-    case P4J_ENC_UTF8:
-        return PyUnicode_DecodeUTF8(s->data, (Py_ssize_t)s->len, "surrogatepass");
+    case P4J_ENC_UTF8: { /* socket answers: a peer's bytes, not trusted to be UTF-8 */
+        PyObject *text = PyUnicode_DecodeUTF8(s->data, (Py_ssize_t)s->len, "surrogatepass");
+        if (!text && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+            PyObject *type, *value, *tb;
+            PyErr_Fetch(&type, &value, &tb);
+            PyErr_Format(p4j_reg.Py4JError, "py4jni: a string in the answer is not valid "
+                         "UTF-8 (%S)", value ? value : Py_None);
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(tb);
+        }
+        return text;
+    }
     }
     PyErr_SetString(PyExc_SystemError, "py4jni: bad string encoding");
     return NULL;

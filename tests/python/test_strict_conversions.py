@@ -229,3 +229,25 @@ def test_detach_hammered_by_other_threads(gateway):
         for t in threads:
             t.join(30)
     assert errors == []
+
+
+# --- objects of another gateway -------------------------------------------------------------
+
+@pytest.mark.inproc_only("in-process gateways share one JVM; the test makes a second one")
+def test_objects_of_shut_down_gateway_are_refused_as_arguments(gateway):
+    from conftest import fixtures_jar
+
+    from py4jni import JavaGateway
+    old = JavaGateway(classpath=fixtures_jar())
+    sb = old.jvm.java.lang.StringBuilder("old")
+    shared = old.jvm.java.lang.StringBuilder("shared")
+    cls = old.jvm.java.lang.Integer
+    lst = gateway.jvm.java.util.ArrayList()
+    lst.add(shared)  # a live in-process gateway's objects are the same JVM's objects
+    assert lst.get(0).toString() == "shared"
+    old.shutdown()
+    with pytest.raises(Py4JError, match="belongs to a gateway that has been shut down"):
+        lst.add(sb)
+    with pytest.raises(Py4JError, match="belongs to a gateway that has been shut down"):
+        gateway.jvm.java.util.Objects.toString(cls)
+    assert lst.size() == 1
