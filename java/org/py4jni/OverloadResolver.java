@@ -48,8 +48,9 @@ import java.util.Set;
  * specific parameter lists first (the sum of a specificity rank per parameter, which
  * is higher for a subtype than for any of its supertypes and for a primitive than for
  * its box: int before Integer, CharSequence before Object, Number before
- * Comparable); (3) methods declared in a subclass before inherited ones; (4) the
- * parameter type names, as text. Where the costs differ, the order plays no part and
+ * Comparable); (3) fewer array parameters first (None to println(String) or
+ * println(char[]): String, py4j's usual pick, prints "null"); (4) methods declared
+ * in a subclass before inherited ones; (5) the parameter type names, as text. Where the costs differ, the order plays no part and
  * the choice is py4j's.
  */
 final class OverloadResolver {
@@ -336,9 +337,9 @@ final class OverloadResolver {
     }
 
     /**
-     * Bridge methods last, then more specific parameters, then subclass declarations,
-     * then parameter names. A plain class, not lambdas: the first resolution runs during
-     * start-up, where bootstrapping invokedynamic costs milliseconds.
+     * Bridge methods last, then more specific parameters, then fewer arrays, then subclass
+     * declarations, then parameter names. A plain class, not lambdas: the first resolution
+     * runs during start-up, where bootstrapping invokedynamic costs milliseconds.
      */
     private static final Comparator<Executable> CANDIDATE_ORDER = new CandidateOrder();
 
@@ -348,6 +349,9 @@ final class OverloadResolver {
             int c = Boolean.compare(isBridge(a), isBridge(b));
             if (c == 0) {
                 c = Long.compare(specificity(b.getParameterTypes()), specificity(a.getParameterTypes()));
+            }
+            if (c == 0) { // None to String or char[] (println, insert): String, as py4j picks
+                c = Integer.compare(arrayCount(a.getParameterTypes()), arrayCount(b.getParameterTypes()));
             }
             if (c == 0) {
                 c = Integer.compare(superclassSteps(b.getDeclaringClass()),
@@ -364,6 +368,14 @@ final class OverloadResolver {
         }
     }
 
+    private static int arrayCount(Class<?>[] params) {
+        int n = 0;
+        for (Class<?> p : params) {
+            n += p.isArray() ? 1 : 0;
+        }
+        return n;
+    }
+
     private static long specificity(Class<?>[] params) {
         long sum = 0;
         for (Class<?> p : params) {
@@ -376,7 +388,7 @@ final class OverloadResolver {
      * A rank that is strictly higher for a type than for each of its supertypes:
      * Object 0; an interface 1 + the highest rank of its superinterfaces; a class
      * 1 + the highest rank of its superclass and interfaces; an array 2 + the rank of
-     * its component type (1 for a primitive component), above Object, Cloneable and
+     * its component type (0 for a primitive component), above Object, Cloneable and
      * Serializable; a primitive 1 + the rank of its box.
      */
     private static final ClassValue<Integer> SPECIFICITY = new ClassValue<Integer>() {
@@ -390,7 +402,7 @@ final class OverloadResolver {
             }
             if (c.isArray()) {
                 Class<?> comp = c.getComponentType();
-                return 2 + (comp.isPrimitive() ? 1 : get(comp));
+                return 2 + (comp.isPrimitive() ? 0 : get(comp));
             }
             int max = 0;
             if (c.getSuperclass() != null) {
