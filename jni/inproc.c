@@ -240,24 +240,24 @@ static p4j_status inproc_field_set(p4j_client *c, const p4j_ref *target, unsigne
     if (m->final)
         return p4j_inproc_leave(env, p4j_error_set(err, P4J_ERR_BRIDGE,
                                         "py4jni: field %s is final and cannot be assigned", name));
-    /* A one-argument plan for this value's kind against the field's type. */
+    /* A one-argument plan for this value's kind against the field's type, checked as
+     * method arguments are: the conversion must yield a value of the field's type. */
     p4j_member plan = {.nargs = 1};
     plan.keys[0] = p4j_arg_key(value);
     plan.conv[0] = (uint8_t)p4j_conv_for(m->desc, plan.keys[0]);
-    bool primitive = m->rconv >= RCONV_Z && m->rconv <= RCONV_D;
-    bool ok_kind = true;
-    switch ((p4j_rconv)m->rconv) { /* the same applicability rules as arguments */
-    case RCONV_Z: ok_kind = plan.keys[0] == 'b'; break;
-    case RCONV_B: case RCONV_S: case RCONV_I: ok_kind = plan.keys[0] == 'i'; break;
-    case RCONV_J: ok_kind = plan.keys[0] == 'i' || plan.keys[0] == 'L'; break;
-    case RCONV_F: case RCONV_D: ok_kind = plan.keys[0] == 'd'; break;
-    case RCONV_C: ok_kind = plan.keys[0] == 's'; break;
-    default: break;
+    jclass vcls = plan.keys[0] == 'r' ? (*env)->GetObjectClass(env, (jobject)value->ref.handle)
+                                      : NULL;
+    if (p4j_check_conversion(env, (p4j_conv)plan.conv[0], plan.keys[0], vcls, m->ftype,
+                             err) != P4J_OK) {
+        char *tname = p4j_class_name(env, m->ftype);
+        char *vname = vcls ? p4j_class_name(env, vcls) : NULL;
+        p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: cannot assign a %s%s%s%s to field %s of type %s",
+                      p4j_key_python_name(plan.keys[0]), vname ? " (" : "", vname ? vname : "",
+                      vname ? ")" : "", name, tname ? tname : m->desc);
+        free(tname);
+        free(vname);
+        return p4j_inproc_leave(env, P4J_ERROR);
     }
-    if (!ok_kind || (primitive && plan.keys[0] == 'n'))
-        return p4j_inproc_leave(env, p4j_error_set(err, P4J_ERR_BRIDGE,
-                                        "py4jni: cannot assign a %s to field %s of type %s",
-                                        p4j_kind_name(value->kind), name, m->desc));
     jvalue v;
     if (p4j_args_to_java(env, &plan, value, &v, err) != P4J_OK)
         return p4j_inproc_leave(env, P4J_ERROR);

@@ -300,6 +300,8 @@ static jobject ref_object(JNIEnv *env, const p4j_value *v, p4j_error *err)
     case P4J_STRING:
         return p4j_jstring_new(env, &v->u.s, err);
     case P4J_BYTES:
+        if (p4j_check_length(v->u.bytes.len, err) != P4J_OK)
+            return NULL;
         o = (*env)->NewByteArray(env, (jsize)v->u.bytes.len);
         if (o && v->u.bytes.len)
             (*env)->SetByteArrayRegion(env, o, 0, (jsize)v->u.bytes.len,

@@ -72,6 +72,9 @@ static long first_char(const p4j_value *v)
 
 static p4j_status char_arg(const p4j_value *v, jchar *out, p4j_error *err)
 {
+    if (v->kind != P4J_STRING) /* only a str has characters to read */
+        return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: a %s cannot be a Java char",
+                             p4j_key_python_name(p4j_arg_key(v)));
     long c = first_char(v);
     if (c == -1)
         return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: an empty str cannot be a Java char");
@@ -80,6 +83,14 @@ static p4j_status char_arg(const p4j_value *v, jchar *out, p4j_error *err)
                              "py4jni: a character outside the BMP cannot be a Java char");
     *out = (jchar)c;
     return P4J_OK;
+}
+
+p4j_status p4j_check_length(size_t n, p4j_error *err)
+{
+    if (n <= INT32_MAX)
+        return P4J_OK;
+    return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: %zu bytes are too many for a Java "
+                         "array (at most 2^31 - 1)", n);
 }
 
 static jobject new_bytes(JNIEnv *env, const p4j_value *v)
@@ -121,7 +132,11 @@ p4j_status p4j_args_to_java(JNIEnv *env, const p4j_member *m, const p4j_value *a
             if (!(j->l = p4j_jstring_new(env, &v->u.s, err)))
                 return P4J_ERROR;
             break;
-        case CONV_BYTES: j->l = new_bytes(env, v); break;
+        case CONV_BYTES:
+            if (p4j_check_length(v->u.bytes.len, err) != P4J_OK)
+                return P4J_ERROR;
+            j->l = new_bytes(env, v);
+            break;
         case CONV_DECIMAL:
             if (!(j->l = new_decimal(env, v, err)) && err->kind != P4J_ERR_NONE)
                 return P4J_ERROR;
@@ -164,6 +179,9 @@ p4j_status p4j_args_to_java(JNIEnv *env, const p4j_member *m, const p4j_value *a
             break;
         case CONV_PROXY:
             return p4j_proxy_value_refused(err);
+        case CONV_INVALID: /* planning refuses these; never read a value of another kind */
+            return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: a %s cannot be argument %zu",
+                                 p4j_key_python_name(p4j_arg_key(v)), i);
         }
         if (m->conv[i] >= CONV_STRING && (*env)->ExceptionCheck(env)) /* it called the JVM */
             return p4j_jvm_capture_exception(env, err);

@@ -42,6 +42,7 @@ typedef enum p4j_conv {
     CONV_BOX_Z, CONV_BOX_B, CONV_BOX_C, CONV_BOX_S, CONV_BOX_I, CONV_BOX_J, CONV_BOX_F,
     CONV_BOX_D,   /* Python scalar -> java.lang box         */
     CONV_PROXY,   /* a socket-mode proxy value: refused in-process (see below) */
+    CONV_INVALID, /* the argument kind cannot become this parameter type: refused */
 } p4j_conv;
 
 /* How a result becomes a p4j_value. */
@@ -125,14 +126,31 @@ p4j_status p4j_object_to_value(JNIEnv *env, jobject obj, p4j_value *out, p4j_err
 p4j_status p4j_object_of_class(JNIEnv *env, jobject obj, p4j_class *pc, p4j_value *out,
                                p4j_error *err);
 
-/* Returns how an argument of kind letter `key` converts to parameter type `desc`. */
+/* Returns how an argument of kind letter `key` converts to parameter type `desc`, or
+ * CONV_INVALID when no conversion of that kind yields a value of that primitive type
+ * (reference types are checked against the produced class by p4j_check_conversion). */
 p4j_conv p4j_conv_for(const char *desc, char key);
+
+/* Checks that conversion `conv` of an argument (class `arg_cls` for CONV_REF) yields a
+ * value assignable to Java type `type`; P4J_ERROR with err naming both types if not. */
+p4j_status p4j_check_conversion(JNIEnv *env, p4j_conv conv, char key, jclass arg_cls,
+                                jclass type, p4j_error *err);
+
+/* Returns Class.getName() of `cls` ("int", "java.lang.String") in a malloc'd string,
+ * or NULL (pending exceptions cleared). */
+char *p4j_class_name(JNIEnv *env, jclass cls);
+
+/* The Python type name of argument kind letter `key` ("str", "int", "JavaObject"). */
+const char *p4j_key_python_name(char key);
 
 /* Returns the end of the one type descriptor starting at `p` ("I", "[[B", "Lx/Y;"). */
 const char *p4j_descriptor_end(const char *p);
 
 /* Returns the p4j_rconv for JNI type descriptor `desc` (return or field type). */
 p4j_rconv p4j_rconv_of(const char *desc);
+
+/* P4J_ERROR with err set when `n` bytes exceed a Java array (2^31 - 1); else P4J_OK. */
+p4j_status p4j_check_length(size_t n, p4j_error *err);
 
 /* Returns the double that Float.toString(f) prints, as Python users expect. */
 double p4j_float_as_printed(float f);

@@ -143,15 +143,15 @@ p4j_conv p4j_conv_for(const char *desc, char key)
         {"Ljava/lang/Float;", 'd', CONV_BOX_F},     {"Ljava/lang/Boolean;", 'b', CONV_BOX_Z},
         {"Ljava/lang/Character;", 's', CONV_BOX_C},
     };
-    switch (desc[0]) {
-    case 'Z': return CONV_Z;
-    case 'B': return CONV_B;
-    case 'C': return CONV_C;
-    case 'S': return CONV_S;
-    case 'I': return CONV_I;
-    case 'J': return CONV_J;
-    case 'F': return CONV_F;
-    case 'D': return CONV_D;
+    switch (desc[0]) { /* a primitive takes only the Python kinds that convert to it */
+    case 'Z': return key == 'b' ? CONV_Z : CONV_INVALID;
+    case 'B': return key == 'i' ? CONV_B : CONV_INVALID;
+    case 'C': return key == 's' ? CONV_C : CONV_INVALID;
+    case 'S': return key == 'i' ? CONV_S : CONV_INVALID;
+    case 'I': return key == 'i' ? CONV_I : CONV_INVALID;
+    case 'J': return key == 'i' || key == 'L' ? CONV_J : CONV_INVALID;
+    case 'F': return key == 'd' ? CONV_F : CONV_INVALID;
+    case 'D': return key == 'd' ? CONV_D : CONV_INVALID;
     default: break;
     }
     for (size_t i = 0; i < sizeof boxes / sizeof boxes[0]; i++)
@@ -169,6 +169,89 @@ p4j_conv p4j_conv_for(const char *desc, char key)
     case 'f': return CONV_PROXY;
     default: return CONV_REF;
     }
+}
+
+char *p4j_class_name(JNIEnv *env, jclass cls)
+{
+    char *name = NULL;
+    jstring text = (*env)->CallObjectMethod(env, cls, p4j_jc.Class_getName);
+    if (!(*env)->ExceptionCheck(env) && text)
+        name = p4j_jstring_utf8(env, text);
+    (*env)->ExceptionClear(env);
+    if (text)
+        (*env)->DeleteLocalRef(env, text);
+    return name;
+}
+
+const char *p4j_key_python_name(char key)
+{
+    switch (key) {
+    case 'n': return "None";
+    case 'b': return "bool";
+    case 'i': case 'L': return "int";
+    case 'd': return "float";
+    case 'D': return "Decimal";
+    case 's': return "str";
+    case 'j': return "bytes";
+    case 'f': return "Python proxy";
+    default: return "JavaObject";
+    }
+}
+
+/* The class a reference conversion produces (NULL for null, proxies and primitives). */
+static jclass produced_class(p4j_conv conv, jclass arg_cls)
+{
+    switch (conv) {
+    case CONV_REF: return arg_cls;
+    case CONV_STRING: return p4j_jc.String;
+    case CONV_BYTES: return p4j_jc.ByteArray;
+    case CONV_DECIMAL: return p4j_jc.BigDecimal;
+    case CONV_BOX_Z: return p4j_jc.Boolean;
+    case CONV_BOX_B: return p4j_jc.Byte;
+    case CONV_BOX_C: return p4j_jc.Character;
+    case CONV_BOX_S: return p4j_jc.Short;
+    case CONV_BOX_I: return p4j_jc.Integer;
+    case CONV_BOX_J: return p4j_jc.Long;
+    case CONV_BOX_F: return p4j_jc.Float;
+    case CONV_BOX_D: return p4j_jc.Double;
+    default: return NULL;
+    }
+}
+
+p4j_status p4j_check_conversion(JNIEnv *env, p4j_conv conv, char key, jclass arg_cls,
+                                jclass type, p4j_error *err)
+{
+    jclass made = produced_class(conv, arg_cls);
+    if (conv != CONV_INVALID && (!made || (*env)->IsAssignableFrom(env, made, type)))
+        return P4J_OK;
+    char *tname = p4j_class_name(env, type);
+    char *aname = key == 'r' && arg_cls ? p4j_class_name(env, arg_cls) : NULL;
+    p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: a %s%s%s%s cannot become a Java %s",
+                  p4j_key_python_name(key), aname ? " (" : "", aname ? aname : "",
+                  aname ? ")" : "", tname ? tname : "value of this type");
+    free(tname);
+    free(aname);
+    return P4J_ERROR;
+}
+
+/* Checks every argument conversion of method/constructor `m` against the parameter
+ * types of reflected `member`: a conversion never hands Java a value of another type. */
+static p4j_status check_plan(JNIEnv *env, const p4j_member *m, jobject member, p4j_error *err)
+{
+    jobjectArray types = (*env)->CallObjectMethod(env, member,
+                                                  p4j_jc.Executable_getParameterTypes);
+    if (p4j_jvm_capture_exception(env, err) != P4J_OK)
+        return P4J_ERROR;
+    for (size_t i = 0; i < m->nargs; i++) {
+        jclass type = (*env)->GetObjectArrayElement(env, types, (jsize)i);
+        p4j_status st = p4j_check_conversion(env, (p4j_conv)m->conv[i], m->keys[i],
+                                             m->arg_cls[i] ? m->arg_cls[i]->cls : NULL,
+                                             type, err);
+        (*env)->DeleteLocalRef(env, type);
+        if (st != P4J_OK)
+            return P4J_ERROR;
+    }
+    return P4J_OK;
 }
 
 const char *p4j_descriptor_end(const char *p)
@@ -296,7 +379,8 @@ static p4j_status resolve_member(JNIEnv *env, p4j_class *pc, p4j_member *m, p4j_
         goto done;
     }
     plan_conversions(m, csig);
-    st = P4J_OK;
+    st = m->kind == MEMBER_FIELD || m->kind == MEMBER_STATIC_FIELD ? P4J_OK
+                                                                   : check_plan(env, m, member, err);
 done:
     free(csig);
     (*env)->PopLocalFrame(env, NULL);

@@ -93,6 +93,11 @@ static jstring latin1_string(JNIEnv *env, const p4j_str *s, p4j_error *err)
 
 jstring p4j_jstring_new(JNIEnv *env, const p4j_str *s, p4j_error *err)
 {
+    if (s->len > INT32_MAX) { /* a jsize would truncate it: refuse before any copy */
+        p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: a string of %zu characters is too long "
+                      "for a Java String (at most 2^31 - 1)", s->len);
+        return NULL;
+    }
     if (s->enc == P4J_ENC_LATIN1 && s->len >= LATIN1_BYTES_MIN)
         return latin1_string(env, s, err);
     if (s->enc == P4J_ENC_UTF16) {

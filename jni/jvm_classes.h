@@ -31,6 +31,7 @@
     X(Field, "java/lang/reflect/Field")                      \
     X(Method, "java/lang/reflect/Method")                    \
     X(BigDecimal, "java/math/BigDecimal")                    \
+    X(ByteArray, "[B")                                       \
     X(Bridge, "org/py4jni/Bridge")                           \
     X(BridgeException, "org/py4jni/BridgeException")         \
     X(JVMView, "org/py4jni/JVMView")
@@ -42,6 +43,7 @@
     X(Class_getModifiers, Class, 0, "getModifiers", "()I")                                   \
     X(Method_getReturnType, Method, 0, "getReturnType", "()Ljava/lang/Class;")               \
     X(Executable_getModifiers, Executable, 0, "getModifiers", "()I")                         \
+    X(Executable_getParameterTypes, Executable, 0, "getParameterTypes", "()[Ljava/lang/Class;") \
     X(Field_getType, Field, 0, "getType", "()Ljava/lang/Class;")                             \
     X(Field_getModifiers, Field, 0, "getModifiers", "()I")                                   \
     X(Throwable_getMessage, Throwable, 0, "getMessage", "()Ljava/lang/String;")              \

@@ -805,6 +805,9 @@ def _new_array(client: Any, component: Any, *dims: int) -> Any:
     return reflect.newInstance(component, _int_array(client, list(dims)))
 
 
+_JAVA_MAX_LENGTH = 2**31 - 1  # elements of a Java array, UTF-16 units of a String
+
+
 def new_array(gateway: Any, java_class: Any, *dimensions: int) -> Any:
     """``gateway.new_array(cls, *dims)``: a new Java array of ``cls`` (``gateway.jvm.int``
     and the other primitive names included), one dimension per argument. In-process a
@@ -812,6 +815,10 @@ def new_array(gateway: Any, java_class: Any, *dimensions: int) -> Any:
     if not dimensions:
         raise TypeError("new_array needs at least one dimension")
     dims = [_index(d, "array dimension") for d in dimensions]
+    for d in dims:
+        if d > _JAVA_MAX_LENGTH:
+            raise Py4JError(f"py4jni: an array dimension of {d} is too long for Java: a Java "
+                            "array holds at most 2^31 - 1 (2147483647) elements")
     client = gateway._gateway_client
     letter = _PRIMITIVES.get(_fqn(java_class))
     if letter is not None and len(dims) == 1 and dims[0] >= 0:

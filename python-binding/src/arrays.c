@@ -202,6 +202,8 @@ int p4j_pack_data(const p4j_elem_row *row, PyObject *data, p4j_packed *out)
             goto fail;
         }
         out->count = b->itemsize ? b->len / b->itemsize : 0;
+        if (p4j_check_java_length(out->count, "buffer", "elements") < 0)
+            goto fail;
         if (PyBuffer_IsContiguous(b, 'A')) {
             out->data = b->buf;
             return 0;
@@ -219,6 +221,8 @@ int p4j_pack_data(const p4j_elem_row *row, PyObject *data, p4j_packed *out)
     }
     if (PyUnicode_Check(data) && row->letter == 'C') { /* "abc" -> char[] */
         Py_ssize_t n = PyUnicode_GET_LENGTH(data);
+        if (p4j_check_java_length(n, "str", "characters") < 0)
+            return -1;
         uint16_t *dst = PyMem_Malloc((size_t)n * 2 + 1);
         if (!dst)
             return PyErr_NoMemory(), -1;
@@ -245,6 +249,10 @@ int p4j_pack_data(const p4j_elem_row *row, PyObject *data, p4j_packed *out)
         return -1;
     }
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (p4j_check_java_length(n, "sequence", "items") < 0) {
+        Py_DECREF(seq);
+        return -1;
+    }
     char *dst = PyMem_Malloc((size_t)n * (size_t)row->size + 1);
     if (!dst) {
         Py_DECREF(seq);
@@ -744,6 +752,8 @@ static PyObject *mod_array_new(PyObject *mod, PyObject *args)
             PyErr_SetString(PyExc_ValueError, "py4jni: a negative array length");
             return NULL;
         }
+        if (p4j_check_java_length(count, "Java array", "elements") < 0)
+            return NULL;
     } else {
         if (p4j_pack_data(row, data, &p) < 0)
             return NULL;

@@ -24,9 +24,17 @@ typedef struct ClientObject {
 typedef struct JavaObject {
     PyObject_HEAD
     ClientObject *client;
-    p4j_ref ref;
+    p4j_ref ref;          /* handle NULL once detached                            */
     PyObject *weakreflist;
+    Py_ssize_t busy;      /* calls in flight using the handle (changed under the GIL) */
+    p4j_ref parked;       /* detached while busy: released when the last call returns */
 } JavaObject;
+
+/* Marks `o`'s handle in use by a call about to release the GIL (see p4j_unpin). */
+static inline void p4j_pin(JavaObject *o) { o->busy++; }
+
+/* Ends a p4j_pin; releases a handle detached meanwhile once no call uses it. */
+void p4j_unpin(JavaObject *o);
 
 typedef struct JavaClassObject {
     PyObject_HEAD
@@ -78,6 +86,10 @@ int p4j_args_from_py(ClientObject *cl, PyObject *const *args, Py_ssize_t n, p4j_
 
 /* Releases what p4j_args_from_py took (buffers, temporaries) and writes back caches. */
 void p4j_args_release(p4j_argpack *pack);
+
+/* Raises Py4JError and returns -1 when length `n` (of a `what`, counted in `unit`)
+ * exceeds what a Java array or String holds (2^31 - 1); else 0. Check before copying. */
+int p4j_check_java_length(Py_ssize_t n, const char *what, const char *unit);
 
 /* Converts one Python value (for field set). Same contract as p4j_args_from_py. */
 int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *pack,

@@ -42,9 +42,34 @@ static int check_surrogates(PyObject *o)
     return 0;
 }
 
+int p4j_check_java_length(Py_ssize_t n, const char *what, const char *unit)
+{
+    if (__builtin_expect(n <= INT32_MAX, 1))
+        return 0;
+    PyErr_Format(p4j_reg.Py4JError,
+                 "py4jni: a %s of %zd %s is too long for Java: a Java array or String holds "
+                 "at most 2^31 - 1 (%ld) elements", what, n, unit, (long)INT32_MAX);
+    return -1;
+}
+
+/* The length of str `o` in UTF-16 units (a character outside the BMP takes two). */
+static Py_ssize_t utf16_length(PyObject *o)
+{
+    Py_ssize_t len = PyUnicode_GET_LENGTH(o);
+    if (PyUnicode_KIND(o) != PyUnicode_4BYTE_KIND || len > INT32_MAX || len <= INT32_MAX / 2)
+        return len; /* at most len units, or too long anyway, or surely short enough */
+    const Py_UCS4 *data = PyUnicode_DATA(o);
+    Py_ssize_t units = len;
+    for (Py_ssize_t i = 0; i < len; i++)
+        units += data[i] >= 0x10000;
+    return units;
+}
+
 static int str_value(PyObject *o, p4j_value *v)
 {
     int kind = PyUnicode_KIND(o);
+    if (p4j_check_java_length(utf16_length(o), "str", "UTF-16 units") < 0)
+        return -1;
     if (kind != PyUnicode_1BYTE_KIND && check_surrogates(o) < 0)
         return -1;
     v->kind = P4J_STRING;
@@ -67,8 +92,15 @@ static int int_value(PyObject *o, p4j_value *v)
 {
     int overflow = 0;
     long long x = PyLong_AsLongLongAndOverflow(o, &overflow);
-    if (overflow) {
-        PyErr_Format(p4j_reg.Py4JError, "py4jni: int %R does not fit a Java long (64 bits)", o);
+    if (overflow) { /* no %R: the text of a huge int is itself an error (ValueError) */
+        int64_t bits = (int64_t)_PyLong_NumBits(o);
+        if (bits <= 256)
+            PyErr_Format(p4j_reg.Py4JError, "py4jni: int %R does not fit a Java long (64 bits)",
+                         o);
+        else
+            PyErr_Format(p4j_reg.Py4JError,
+                         "py4jni: an int of %lld bits does not fit a Java long (64 bits)",
+                         (long long)bits);
         return -1;
     }
     if (x == -1 && PyErr_Occurred())
@@ -81,6 +113,76 @@ static int int_value(PyObject *o, p4j_value *v)
         v->u.l = x;
     }
     return 0;
+}
+
+/* An argument object made by client `owner`, passed through client `cl`: refused when
+ * `owner` was shut down, or when either is a socket client (its ids mean nothing to
+ * another server). Two live in-process gateways share the JVM and its objects. */
+static int foreign_check(ClientObject *cl, ClientObject *owner)
+{
+    if (owner->c->closed) {
+        PyErr_SetString(p4j_reg.Py4JError,
+                        "py4jni: this Java object belongs to a gateway that has been shut "
+                        "down; it cannot be passed to another gateway");
+        return -1;
+    }
+    if (!p4j_client_is_inproc(cl->c) || !p4j_client_is_inproc(owner->c)) {
+        PyErr_SetString(p4j_reg.Py4JError,
+                        "py4jni: this Java object belongs to another gateway (socket-mode "
+                        "objects live in their own server)");
+        return -1;
+    }
+    return 0;
+}
+
+/* True when `o` is a 0-dimensional buffer or no buffer at all: a scalar (np.int64(5)),
+ * not an array (np.array([5]) also has __index__ and __float__). */
+static int is_scalar(PyObject *o)
+{
+    if (!PyObject_CheckBuffer(o))
+        return 1;
+    Py_buffer view;
+    if (PyObject_GetBuffer(o, &view, PyBUF_RECORDS_RO) < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    int ndim = view.ndim;
+    PyBuffer_Release(&view);
+    return ndim == 0;
+}
+
+/* A number of another type (numpy's np.int64, np.float32, np.bool_ ...) as the Python
+ * number it is: __index__ makes an int, __float__ a float, numpy's bool a bool.
+ * Returns 1 with `v` set, 0 when `o` is no such scalar, -1 with an exception. */
+static int number_value(PyObject *o, p4j_value *v)
+{
+    PyNumberMethods *nb = Py_TYPE(o)->tp_as_number;
+    const char *name = Py_TYPE(o)->tp_name;
+    if (!nb || (!nb->nb_index && !nb->nb_float) || strncmp(name, "numpy.complex", 13) == 0 ||
+        PyComplex_Check(o) || !is_scalar(o))
+        return 0;
+    if (strcmp(name, "numpy.bool") == 0 || strcmp(name, "numpy.bool_") == 0) {
+        int truth = PyObject_IsTrue(o);
+        if (truth < 0)
+            return -1;
+        v->kind = P4J_BOOL;
+        v->u.b = truth;
+        return 1;
+    }
+    if (nb->nb_index) {
+        PyObject *i = PyNumber_Index(o);
+        if (!i)
+            return -1;
+        int st = int_value(i, v);
+        Py_DECREF(i);
+        return st < 0 ? -1 : 1;
+    }
+    double d = PyFloat_AsDouble(o);
+    if (d == -1.0 && PyErr_Occurred())
+        return -1;
+    v->kind = P4J_DOUBLE;
+    v->u.d = d;
+    return 1;
 }
 
 int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *pack,
@@ -99,10 +201,14 @@ int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *
             PyErr_SetString(p4j_reg.Py4JError, "py4jni: this Java object was detached");
             return -1;
         }
+        if (__builtin_expect(jo->client != cl, 0) && foreign_check(cl, jo->client) < 0)
+            return -1;
         v->kind = P4J_REF;
         v->ref = jo->ref;
-        if (!jo->ref.cls && index < P4J_ARGS_STACK)
-            pack->owners[index] = jo; /* borrowed: the caller's args keep it alive */
+        if (index < P4J_ARGS_STACK) { /* borrowed: the caller's args keep it alive */
+            pack->owners[index] = jo;
+            p4j_pin(jo); /* a detach() meanwhile waits for this call (p4j_args_release) */
+        }
         return 0;
     }
     if (o == Py_None) {
@@ -124,12 +230,16 @@ int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *
     if (PyUnicode_Check(o))
         return str_value(o, v);
     if (PyBytes_Check(o)) {
+        if (p4j_check_java_length(PyBytes_GET_SIZE(o), "bytes", "bytes") < 0)
+            return -1;
         v->kind = P4J_BYTES;
         v->u.bytes.data = (const uint8_t *)PyBytes_AS_STRING(o);
         v->u.bytes.len = (size_t)PyBytes_GET_SIZE(o);
         return 0;
     }
     if (PyByteArray_Check(o)) { /* export: the array cannot resize while Java reads it */
+        if (p4j_check_java_length(PyByteArray_GET_SIZE(o), "bytearray", "bytes") < 0)
+            return -1;
         if (PyObject_GetBuffer(o, &pack->bufs[index], PyBUF_SIMPLE) < 0)
             return -1;
         pack->has_buf[index] = 1;
@@ -139,6 +249,9 @@ int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *
         return 0;
     }
     if (P4J_IS_JAVACLASS(o) && p4j_client_is_inproc(cl->c)) { /* as its java.lang.Class */
+        if (((JavaClassObject *)o)->client != cl &&
+            foreign_check(cl, ((JavaClassObject *)o)->client) < 0)
+            return -1;
         v->kind = P4J_REF;
         v->ref.handle = ((JavaClassObject *)o)->ref.handle;
         v->ref.cls = NULL; /* a CLASS ref's cls is the class it names, not java.lang.Class */
@@ -179,6 +292,9 @@ int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *
         Py_DECREF(proxy); /* the temps list keeps it (and its ref) for the call */
         return p4j_value_from_py(cl, proxy, v, pack, P4J_ARGS_STACK /* no cache */);
     }
+    int scalar = number_value(o, v);
+    if (scalar != 0)
+        return scalar < 0 ? -1 : 0;
     if (cl->converter && cl->converter != Py_None) { /* auto_convert, callbacks */
         PyObject *conv = PyObject_CallOneArg(cl->converter, o);
         if (!conv)
@@ -236,9 +352,14 @@ int p4j_args_from_py(ClientObject *cl, PyObject *const *args, Py_ssize_t n, p4j_
 
 void p4j_args_release(p4j_argpack *pack)
 {
-    for (Py_ssize_t i = 0; i < pack->n && i < P4J_ARGS_STACK; i++)
-        if (pack->owners[i] && !pack->owners[i]->ref.cls)
-            pack->owners[i]->ref.cls = pack->vals[i].ref.cls; /* keep the class lookup */
+    for (Py_ssize_t i = 0; i < pack->n && i < P4J_ARGS_STACK; i++) {
+        JavaObject *jo = pack->owners[i];
+        if (!jo)
+            continue;
+        if (!jo->ref.cls && jo->ref.handle)
+            jo->ref.cls = pack->vals[i].ref.cls; /* keep the class lookup */
+        p4j_unpin(jo);
+    }
     if (pack->has_buf) {
         for (Py_ssize_t i = 0; i < pack->n; i++)
             if (pack->has_buf[i])
@@ -271,8 +392,19 @@ static PyObject *str_from_value(const p4j_value *v)
         return PyUnicode_FromKindAndData(PyUnicode_1BYTE_KIND, s->data, (Py_ssize_t)s->len);
     case P4J_ENC_UCS4:
         return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, s->data, (Py_ssize_t)s->len);
-    case P4J_ENC_UTF8:
-        return PyUnicode_DecodeUTF8(s->data, (Py_ssize_t)s->len, "surrogatepass");
+    case P4J_ENC_UTF8: { /* socket answers: a peer's bytes, not trusted to be UTF-8 */
+        PyObject *text = PyUnicode_DecodeUTF8(s->data, (Py_ssize_t)s->len, "surrogatepass");
+        if (!text && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+            PyObject *type, *value, *tb;
+            PyErr_Fetch(&type, &value, &tb);
+            PyErr_Format(p4j_reg.Py4JError, "py4jni: a string in the answer is not valid "
+                         "UTF-8 (%S)", value ? value : Py_None);
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(tb);
+        }
+        return text;
+    }
     }
     PyErr_SetString(PyExc_SystemError, "py4jni: bad string encoding");
     return NULL;

@@ -69,6 +69,20 @@ static int ref_of(PyObject *o, const p4j_ref **ref, const char *what)
     return -1;
 }
 
+/* A transport operation on `target` with the GIL released, the target pinned (a detach
+ * on another thread meanwhile waits for it; see p4j_pin) and read through a copy. */
+#define P4J_RUN_ON(st, target, ref, expr)                                              \
+    do {                                                                               \
+        JavaObject *pinned_ = P4J_IS_JAVAOBJECT(target) ? (JavaObject *)(target) : NULL; \
+        p4j_ref copy_ = *(ref);                                                        \
+        const p4j_ref *ref_ = &copy_;                                                  \
+        if (pinned_)                                                                   \
+            p4j_pin(pinned_);                                                          \
+        P4J_RUN(st, expr);                                                             \
+        if (pinned_)                                                                   \
+            p4j_unpin(pinned_);                                                        \
+    } while (0)
+
 static PyObject *client_resolve(PyObject *self, PyObject *args)
 {
     ClientObject *cl = (ClientObject *)self;
@@ -197,7 +211,7 @@ static PyObject *client_field_get(PyObject *self, PyObject *args)
     p4j_value out;
     p4j_error err = {0};
     p4j_status st;
-    P4J_RUN(st, cl->c->ops->field_get(cl->c, ref, flags, name, &out, &err));
+    P4J_RUN_ON(st, target, ref, cl->c->ops->field_get(cl->c, ref_, flags, name, &out, &err));
     if (st != P4J_OK)
         return p4j_raise(cl, &err, NULL);
     return p4j_value_to_py(cl, &out);
@@ -218,7 +232,8 @@ static PyObject *client_field_set(PyObject *self, PyObject *args)
         return NULL;
     p4j_error err = {0};
     p4j_status st;
-    P4J_RUN(st, cl->c->ops->field_set(cl->c, ref, flags, name, &pack.vals[0], &err));
+    P4J_RUN_ON(st, target, ref,
+               cl->c->ops->field_set(cl->c, ref_, flags, name, &pack.vals[0], &err));
     p4j_args_release(&pack);
     if (st != P4J_OK)
         return p4j_raise(cl, &err, NULL);

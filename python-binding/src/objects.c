@@ -115,17 +115,25 @@ static PyObject *member_vectorcall(PyObject *self, PyObject *const *args, size_t
     p4j_argpack pack;
     if (p4j_args_from_py(cl, args, n, &pack) < 0)
         return NULL;
+    /* The call reads its own copy of the target, pinned: a detach() on another thread
+     * meanwhile parks the handle until this call returns (see jobject_detach). */
+    p4j_ref target = *ref;
+    JavaObject *pinned = P4J_IS_JAVACLASS(m->owner) ? NULL : (JavaObject *)m->owner;
+    if (pinned)
+        p4j_pin(pinned);
     p4j_value out;
     p4j_error err = {0};
     p4j_status st;
     p4j_client *c = cl->c;
     Py_BEGIN_ALLOW_THREADS
-    st = c->ops->call(c, ref, m->flags, m->cname, (size_t)m->cname_len, pack.vals, (size_t)n,
-                      &out, &err);
+    st = c->ops->call(c, &target, m->flags, m->cname, (size_t)m->cname_len, pack.vals,
+                      (size_t)n, &out, &err);
     Py_END_ALLOW_THREADS
     p4j_args_release(&pack);
+    if (pinned)
+        p4j_unpin(pinned);
     if (st != P4J_OK)
-        return call_failed(cl, &err, ref, m);
+        return call_failed(cl, &err, &target, m);
     if (out.kind == P4J_SELF)
         return Py_NewRef(m->owner);
     return p4j_value_to_py(cl, &out);
@@ -196,6 +204,8 @@ PyObject *p4j_wrap_ref(ClientObject *cl, p4j_kind kind, p4j_ref *ref)
     Py_INCREF(cl);
     o->client = cl;
     o->ref = *ref;
+    o->busy = 0;
+    o->parked.handle = NULL;
     ref->handle = NULL;
     return (PyObject *)o;
 }
@@ -210,6 +220,8 @@ static void jobject_dealloc(PyObject *self)
     if (o->client) {
         if (o->ref.handle)
             o->client->c->ops->release(o->client->c, &o->ref);
+        if (o->parked.handle) /* not expected: a pinned object is referenced by its call */
+            o->client->c->ops->release(o->client->c, &o->parked);
         Py_CLEAR(o->client);
     }
     if (Py_TYPE(self) == &JavaObjectType && jobject_freelist_len < JOBJECT_FREELIST_MAX)
@@ -377,13 +389,23 @@ static PyObject *jobject_get_client(PyObject *self, void *closure)
     return Py_NewRef((PyObject *)((JavaObject *)self)->client);
 }
 
+void p4j_unpin(JavaObject *o)
+{
+    if (--o->busy == 0 && o->parked.handle) {
+        o->client->c->ops->release(o->client->c, &o->parked);
+        o->parked.handle = NULL;
+    }
+}
+
 static PyObject *jobject_detach(PyObject *self, PyObject *unused)
 {
     (void)unused;
     JavaObject *o = (JavaObject *)self;
-    if (o->ref.handle)
+    if (o->ref.handle && o->busy) /* calls in flight on other threads still use it */
+        o->parked = o->ref;
+    else if (o->ref.handle)
         o->client->c->ops->release(o->client->c, &o->ref);
-    o->ref.handle = NULL;
+    o->ref.handle = NULL; /* later calls raise "detached" */
     Py_RETURN_NONE;
 }
 

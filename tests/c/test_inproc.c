@@ -16,6 +16,7 @@
 #include "inproc.h"
 #include "inproc_internal.h"
 #include "jvm.h"
+#include "jvm_classes.h"
 
 static p4j_client *client;
 
@@ -239,6 +240,53 @@ static void test_bridge_errors(void **state)
     client->ops->release(client, &cls.ref);
 }
 
+/* Conversions check what they convert: a JavaObject never becomes a char (this read a
+ * REF as string data: heap-use-after-free) nor a Character (type confusion). */
+static void test_conversions_check_their_input(void **state)
+{
+    (void)state;
+    assert_int_equal(p4j_conv_for("C", 'r'), CONV_INVALID);
+    assert_int_equal(p4j_conv_for("C", 's'), CONV_C);
+    assert_int_equal(p4j_conv_for("I", 'd'), CONV_INVALID);
+    assert_int_equal(p4j_conv_for("J", 'L'), CONV_J);
+    assert_int_equal(p4j_conv_for("Z", 'i'), CONV_INVALID);
+    p4j_value cls, sb, out;
+    p4j_error err = {0};
+    resolve("java.lang.StringBuilder", &cls);
+    p4j_value text = str_arg("abc");
+    assert_int_equal(client->ops->construct(client, &cls.ref, &text, 1, &sb, &err), P4J_OK);
+    JNIEnv *env = p4j_jvm_env(&err);
+    assert_non_null(env);
+    p4j_member plan = {.nargs = 1};
+    plan.keys[0] = 'r';
+    plan.conv[0] = CONV_C; /* a plan that planning would refuse: the conversion refuses too */
+    jvalue j;
+    assert_int_equal(p4j_args_to_java(env, &plan, &sb, &j, &err), P4J_ERROR);
+    assert_non_null(strstr(err.message, "a JavaObject cannot be a Java char"));
+    p4j_error_clear(client, &err);
+    jclass sbcls = (*env)->GetObjectClass(env, (jobject)sb.ref.handle);
+    assert_int_equal(p4j_check_conversion(env, CONV_REF, 'r', sbcls, p4j_jc.Character, &err),
+                     P4J_ERROR);
+    assert_non_null(strstr(err.message, "java.lang.StringBuilder"));
+    assert_non_null(strstr(err.message, "java.lang.Character"));
+    p4j_error_clear(client, &err);
+    assert_int_equal(p4j_check_conversion(env, CONV_REF, 'r', sbcls, p4j_jc.Object, &err), P4J_OK);
+    assert_int_equal(p4j_check_conversion(env, CONV_BOX_I, 'i', NULL, p4j_jc.String, &err),
+                     P4J_ERROR);
+    p4j_error_clear(client, &err);
+    (*env)->DeleteLocalRef(env, sbcls);
+    /* Through the resolver: no char overload for a StringBuilder, the whole of it. */
+    assert_int_equal(client->ops->call(client, &sb.ref, 0, "append", 6, &sb, 1, &out, &err), P4J_OK);
+    p4j_value_clear(&out);
+    assert_int_equal(client->ops->call(client, &sb.ref, 0, "toString", 8, NULL, 0, &out, &err),
+                     P4J_OK);
+    assert_int_equal(out.kind, P4J_STRING);
+    assert_int_equal(out.u.s.len, 6); /* "abcabc", not "abca" */
+    p4j_value_clear(&out);
+    client->ops->release(client, &sb.ref);
+    client->ops->release(client, &cls.ref);
+}
+
 static void test_fields(void **state)
 {
     (void)state;
@@ -365,6 +413,7 @@ int main(void)
         cmocka_unit_test(test_java_exception_is_captured),
         cmocka_unit_test(test_bridge_errors),
         cmocka_unit_test(test_fields),
+        cmocka_unit_test(test_conversions_check_their_input),
         cmocka_unit_test(test_other_threads_attach),
         cmocka_unit_test(test_refs_are_released),
         cmocka_unit_test(test_float_as_printed),

@@ -110,3 +110,39 @@ def test_javagateway_launch_gateway_and_shutdown_stops_the_server():
     assert proc.poll() is not None  # shutdown() stopped (or killed) the server process
     with pytest.raises(Py4JError):
         gw.jvm.java.lang.Math.abs(-1)
+
+
+def test_invalid_utf8_in_answer_is_py4jerror():
+    """A peer answering a string that is not UTF-8 gives Py4JError, not UnicodeDecodeError."""
+    import threading
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+
+    def serve():
+        conn, _ = srv.accept()
+        with conn, conn.makefile("rb") as f:
+            while True:
+                lines = []
+                while (line := f.readline()) not in (b"e\n", b""):
+                    lines.append(line.rstrip(b"\n"))
+                if not line:
+                    return
+                if lines[:2] == [b"r", b"u"]:  # class resolution: java, java.lang, ...
+                    name = lines[2]
+                    conn.sendall(b"!yc" + name + b"\n" if name == b"java.lang.String"
+                                 else b"!yp\n")
+                else:  # the call: a string answer that is not UTF-8
+                    conn.sendall(b"!ysab\xff\xfecd\n")
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    gw = JavaGateway(gateway_parameters=GatewayParameters(port=srv.getsockname()[1],
+                                                          read_timeout=10))
+    try:
+        with pytest.raises(Py4JError, match="not valid UTF-8"):
+            gw.jvm.java.lang.String.valueOf(1)
+    finally:
+        gw.close()
+        srv.close()
+        t.join(10)

@@ -32,7 +32,8 @@ import java.util.Set;
  * Integer 2; to double/Double from Double 0; to float/Float from Double 1. Long
  * never narrows, Integer/Long never become double/float, Double never becomes an
  * integral type;
- * <li>to char/Character: a String (any CharSequence) 1;
+ * <li>to char/Character: a Python str 1 (its first character); a JavaObject never,
+ * not even a CharSequence (py4j: any CharSequence 1; a deliberate deviation);
  * <li>to boolean: Boolean 0;
  * <li>None: any reference type, NULL_COST - 100 x (superclass steps from Object),
  * so the deepest class wins; an interface costs NULL_COST + 1, below Object, as in
@@ -47,8 +48,9 @@ import java.util.Set;
  * specific parameter lists first (the sum of a specificity rank per parameter, which
  * is higher for a subtype than for any of its supertypes and for a primitive than for
  * its box: int before Integer, CharSequence before Object, Number before
- * Comparable); (3) methods declared in a subclass before inherited ones; (4) the
- * parameter type names, as text. Where the costs differ, the order plays no part and
+ * Comparable); (3) fewer array parameters first (None to println(String) or
+ * println(char[]): String, py4j's usual pick, prints "null"); (4) methods declared
+ * in a subclass before inherited ones; (5) the parameter type names, as text. Where the costs differ, the order plays no part and
  * the choice is py4j's.
  */
 final class OverloadResolver {
@@ -180,7 +182,11 @@ final class OverloadResolver {
             if (arg == Character.class) {
                 return 0;
             }
-            return CharSequence.class.isAssignableFrom(arg) ? 1 : NOT_APPLICABLE;
+            // Only a Python str (its box String) becomes a char, its first character, as
+            // in py4j. A JavaObject never does, even a CharSequence (py4j would pass its
+            // first character: sb.append(otherBuilder) appending one letter). Deliberate
+            // deviation, README "Deviations from py4j".
+            return arg == String.class ? 1 : NOT_APPLICABLE;
         }
         if (param == boolean.class && arg == Boolean.class) {
             return 0;
@@ -331,9 +337,9 @@ final class OverloadResolver {
     }
 
     /**
-     * Bridge methods last, then more specific parameters, then subclass declarations,
-     * then parameter names. A plain class, not lambdas: the first resolution runs during
-     * start-up, where bootstrapping invokedynamic costs milliseconds.
+     * Bridge methods last, then more specific parameters, then fewer arrays, then subclass
+     * declarations, then parameter names. A plain class, not lambdas: the first resolution
+     * runs during start-up, where bootstrapping invokedynamic costs milliseconds.
      */
     private static final Comparator<Executable> CANDIDATE_ORDER = new CandidateOrder();
 
@@ -343,6 +349,9 @@ final class OverloadResolver {
             int c = Boolean.compare(isBridge(a), isBridge(b));
             if (c == 0) {
                 c = Long.compare(specificity(b.getParameterTypes()), specificity(a.getParameterTypes()));
+            }
+            if (c == 0) { // None to String or char[] (println, insert): String, as py4j picks
+                c = Integer.compare(arrayCount(a.getParameterTypes()), arrayCount(b.getParameterTypes()));
             }
             if (c == 0) {
                 c = Integer.compare(superclassSteps(b.getDeclaringClass()),
@@ -359,6 +368,14 @@ final class OverloadResolver {
         }
     }
 
+    private static int arrayCount(Class<?>[] params) {
+        int n = 0;
+        for (Class<?> p : params) {
+            n += p.isArray() ? 1 : 0;
+        }
+        return n;
+    }
+
     private static long specificity(Class<?>[] params) {
         long sum = 0;
         for (Class<?> p : params) {
@@ -371,7 +388,7 @@ final class OverloadResolver {
      * A rank that is strictly higher for a type than for each of its supertypes:
      * Object 0; an interface 1 + the highest rank of its superinterfaces; a class
      * 1 + the highest rank of its superclass and interfaces; an array 2 + the rank of
-     * its component type (1 for a primitive component), above Object, Cloneable and
+     * its component type (0 for a primitive component), above Object, Cloneable and
      * Serializable; a primitive 1 + the rank of its box.
      */
     private static final ClassValue<Integer> SPECIFICITY = new ClassValue<Integer>() {
@@ -385,7 +402,7 @@ final class OverloadResolver {
             }
             if (c.isArray()) {
                 Class<?> comp = c.getComponentType();
-                return 2 + (comp.isPrimitive() ? 1 : get(comp));
+                return 2 + (comp.isPrimitive() ? 0 : get(comp));
             }
             int max = 0;
             if (c.getSuperclass() != null) {
