@@ -16,6 +16,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -536,13 +537,14 @@ public final class BridgeSelfTest {
             }
         }
         checkEquals("bridge twin dropped", 1, appendCharSeq);
-        // Resolution is cheap enough for cache misses.
-        long t0 = System.nanoTime();
+        // Repeated resolution gives the same method every time (speed is perf/'s business).
+        Object first = Bridge.findMethod(Overloads.class, "nul", "n", new Class<?>[1], false);
+        boolean same = true;
         for (int i = 0; i < 2000; i++) {
-            Bridge.findMethod(Overloads.class, "nul", "n", new Class<?>[1], false);
+            same &= Objects.equals(first,
+                    Bridge.findMethod(Overloads.class, "nul", "n", new Class<?>[1], false));
         }
-        long perCallMicros = (System.nanoTime() - t0) / 2000 / 1000;
-        check("findMethod costs " + perCallMicros + " us per call (< 500)", perCallMicros < 500);
+        check("findMethod is stable across repeated misses", first != null && same);
     }
 
     private static void descriptors() throws Exception {
@@ -680,14 +682,13 @@ public final class BridgeSelfTest {
         checkEquals("lookup did not initialise", 0, LazyInit.initialised);
         checkEquals("calling does", 1, LazyInit.Probe.touch());
 
-        // repeated misses are cheap
-        long t0 = System.nanoTime();
-        for (int i = 0; i < 100_000; i++) {
-            Bridge.resolveClass(v, "NoSuchClassAnywhere");
-            Bridge.resolveClass(v, "no.such.pkg");
+        // repeated misses keep answering "no such class" (their cost is perf/'s business)
+        boolean misses = true;
+        for (int i = 0; i < 1000; i++) {
+            misses &= Bridge.resolveClass(v, "NoSuchClassAnywhere") == null;
+            misses &= Bridge.resolveClass(v, "no.such.pkg") == null;
         }
-        long ms = (System.nanoTime() - t0) / 1_000_000;
-        check("200000 cached misses took " + ms + " ms (< 1000)", ms < 1000);
+        check("cached misses stay misses", misses);
         Bridge.clearCaches();
         checkEquals("after clearCaches", null, Bridge.resolveClass(v, "NoSuchClassAnywhere"));
         checkEquals("after clearCaches, hits still hit", String.class,
@@ -830,13 +831,12 @@ public final class BridgeSelfTest {
             oneEach &= s.size() == 1;
         }
         check("one id per class across threads", oneEach && seen.size() == classes.length);
-        long t0 = System.nanoTime();
-        long sink = 0;
-        for (int i = 0; i < 1_000_000; i++) {
-            sink += Bridge.classInfo(String.class);
+        long info = Bridge.classInfo(String.class);
+        boolean stable = true;
+        for (int i = 0; i < 1000; i++) {
+            stable &= Bridge.classInfo(String.class) == info;
         }
-        long ns = (System.nanoTime() - t0) / 1_000_000;
-        check("classInfo costs " + ns + " ns per call (< 200)", ns < 200 && sink != 0);
+        check("classInfo is stable for a class", info != 0 && stable);
     }
 
     private static void instanceChecks() {
