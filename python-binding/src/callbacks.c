@@ -188,6 +188,40 @@ static PyObject *arg_to_py(ClientObject *cl, p4j_value *v)
     return p4j_value_to_py(cl, v);
 }
 
+int p4j_base_pending_any;
+/* The KeyboardInterrupt / SystemExit a callback on this thread raised, kept for the
+ * Python code below the Java call (GIL held to touch it). */
+static __thread PyObject *base_pending;
+
+/* Keeps exception `ev` (borrowed) of type `et` for this thread's Python caller when it
+ * is a KeyboardInterrupt or SystemExit and the thread has one (threads Java made have
+ * no Python frame below the callback: for them Java's exception is all there is). */
+static void base_keep(PyObject *et, PyObject *ev)
+{
+    if (!ev || !PyEval_GetFrame() ||
+        !(PyErr_GivenExceptionMatches(et, PyExc_KeyboardInterrupt) ||
+          PyErr_GivenExceptionMatches(et, PyExc_SystemExit)))
+        return;
+    if (!base_pending)
+        __atomic_add_fetch(&p4j_base_pending_any, 1, __ATOMIC_RELAXED);
+    Py_XSETREF(base_pending, Py_NewRef(ev));
+}
+
+int p4j_base_here(void) { return base_pending != NULL; }
+
+PyObject *p4j_base_rethrow(PyObject *result)
+{
+    PyObject *exc = base_pending;
+    if (!exc)
+        return result;
+    base_pending = NULL;
+    __atomic_sub_fetch(&p4j_base_pending_any, 1, __ATOMIC_RELAXED);
+    Py_XDECREF(result);
+    PyErr_Clear();
+    PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(exc)), exc, PyException_GetTraceback(exc));
+    return NULL;
+}
+
 /* What Java throws for the pending Python exception: py4j's Py4JException message with
  * the traceback text, or (propagate_java_exceptions) the Java exception itself. */
 static p4j_status python_failed(ClientObject *cl, p4j_error *err)
@@ -197,6 +231,7 @@ static p4j_status python_failed(ClientObject *cl, p4j_error *err)
     PyErr_NormalizeException(&et, &ev, &tb);
     if (ev && tb)
         PyException_SetTraceback(ev, tb);
+    base_keep(et, ev);
     PyObject *payload = NULL;
     if (!error_payload) {
         PyObject *mod = PyImport_ImportModule("py4jni.callbacks");

@@ -254,3 +254,17 @@ def test_jdk_and_helper_classes_are_refused(gw, cls):
         gw.register_natives(cls, {"currentThread": lambda: None})
     # Class lookups still work afterwards.
     assert gw.jvm.java.lang.Thread.currentThread() is not None
+
+
+def test_keyboard_interrupt_in_a_native_reaches_the_caller(gw, nc):
+    def interrupted(*_):
+        raise KeyboardInterrupt
+
+    gw.register_natives(CODEC, {"twice": interrupted})
+    with pytest.raises(KeyboardInterrupt):
+        nc.twice(1)
+    gw.register_natives("org.py4jni.fixtures.NativeShutdown", {"value": interrupted})
+    with pytest.raises(KeyboardInterrupt):  # NativeShutdown.catching() catches Throwable
+        gw.jvm.org.py4jni.fixtures.NativeShutdown.catching()
+    gw.register_natives(CODEC, {"twice": lambda x: 2 * x})
+    assert nc.twice(4) == 8
