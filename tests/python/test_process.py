@@ -46,7 +46,56 @@ def test_bad_jvm_option_is_an_error_not_a_crash():
         "    JavaGateway(jvm_options=['-Xnonsense-option'])\n"
         "except Py4JError as e:\n"
         "    print('ERR', e)\n")
-    assert "ERR JNI_CreateJavaVM failed" in r.stdout, r.stdout + r.stderr
+    assert "ERR JNI_CreateJavaVM failed (code -1): Unrecognized option: -Xnonsense-option" \
+        in r.stdout, r.stdout + r.stderr
+
+
+START_TWICE = (
+    "import atexit, sys\n"
+    "from py4jni import JavaGateway, Py4JError\n"
+    "atexit.register(lambda: print('atexit ran', flush=True))\n"
+    "try:\n"
+    "    JavaGateway(jvm_options=[sys.argv[1]])\n"
+    "except Py4JError as e:\n"
+    "    print('ERR1', str(e).replace(chr(10), ' | '))\n"
+    "try:\n"
+    "    JavaGateway()\n"
+    "except Py4JError as e:\n"
+    "    print('ERR2', str(e).replace(chr(10), ' | '))\n")
+
+
+@pytest.mark.parametrize("option, said", [
+    ("-Xmx1k", "Too small maximum heap"),
+    ("-agentlib:py4jni-no-such-agent", "Could not find agent library py4jni-no-such-agent"),
+    ("-Djava.system.class.loader=no.Such", "java.lang.Error: no.Such"),  # Java was running
+])
+def test_jvm_start_that_hotspot_would_exit_for_raises(option, said):
+    """HotSpot calls exit(1) for these; its abort hook ends only the creating thread."""
+    r = subprocess.run([sys.executable, "-c", START_TWICE, option], capture_output=True,
+                       text=True, timeout=120)
+    # HotSpot still prints its message (on stdout) besides the exception.
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith(("ERR", "atexit"))]
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert lines[0].startswith("ERR1 the JVM could not start: "), r.stdout + r.stderr
+    assert "Error occurred during initialization of VM" in lines[0] and said in lines[0]
+    assert lines[1].startswith("ERR2 py4jni: the JVM failed to start in this process and "
+                               "cannot be started again"), r.stdout
+    assert said in lines[1]
+    assert lines[2] == "atexit ran"
+
+
+def test_java_home_without_a_jvm_is_an_error_naming_it(tmp_path):
+    r = run_python(
+        "import os\n"
+        f"os.environ['JAVA_HOME'] = {str(tmp_path)!r}\n"  # java stays on PATH
+        "from py4jni import JavaGateway, Py4JError\n"
+        "try:\n"
+        "    JavaGateway()\n"
+        "    print('started')\n"
+        "except Py4JError as e:\n"
+        "    print('ERR', e)\n")
+    assert f"ERR libjvm.so not found: JAVA_HOME is set to {tmp_path}, which holds no JVM" \
+        in r.stdout, r.stdout + r.stderr
 
 
 def test_jvm_options_apply():
