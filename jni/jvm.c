@@ -73,6 +73,8 @@ static void JNICALL vm_exit_hook(jint code)
     /* otherwise System.exit / Runtime.halt: the process exits with `code` */
 }
 
+static p4j_status exit_hook_install(JNIEnv *env, p4j_error *err);
+
 typedef struct create_job {
     create_vm_fn create;
     JavaVMInitArgs *args;
@@ -90,7 +92,8 @@ static void *create_main(void *p)
     __atomic_store_n(&creating, 0, __ATOMIC_RELEASE);
     job->returned = true;
     if (job->rc == JNI_OK) {
-        job->ready = p4j_classes_init(env, job->err) == P4J_OK;
+        job->ready = p4j_classes_init(env, job->err) == P4J_OK &&
+                     exit_hook_install(env, job->err) == P4J_OK;
         (*the_vm)->DetachCurrentThread(the_vm); /* callers attach on first use */
     }
     return NULL;
@@ -106,6 +109,74 @@ static const char *start_output(void)
     while (*t == '\n' || *t == ' ')
         t++;
     return t;
+}
+
+/* ------------------------------------------------------------------ exit */
+
+enum { RUNNING = 0, PYTHON_EXITING = 1, JAVA_EXITING = 2 };
+static int exit_phase;              /* atomic: who ends the process, once decided */
+static void (*java_exit_fn)(void);  /* the binding's: Python's atexit handlers */
+
+void p4j_jvm_on_java_exit(void (*fn)(void)) { __atomic_store_n(&java_exit_fn, fn, __ATOMIC_RELEASE); }
+
+/* org.py4jni.PythonExit.atJavaExit: a shutdown hook, so Java is ending the process
+ * (System.exit) unless Python is exiting and ran the hooks itself. */
+static void JNICALL at_java_exit(JNIEnv *env, jclass unused)
+{
+    (void)unused;
+    p4j_jvm_adopt_env(env);
+    int expected = RUNNING;
+    if (!__atomic_compare_exchange_n(&exit_phase, &expected, JAVA_EXITING, false,
+                                     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+        return;
+    void (*fn)(void) = __atomic_load_n(&java_exit_fn, __ATOMIC_ACQUIRE);
+    if (fn)
+        fn();
+}
+
+/* Adds the PythonExit shutdown hook. */
+static p4j_status exit_hook_install(JNIEnv *env, p4j_error *err)
+{
+    static const JNINativeMethod m = {"atJavaExit", "()V", (void *)at_java_exit};
+    jclass cls = (*env)->FindClass(env, "org/py4jni/PythonExit");
+    if (!cls) {
+        (*env)->ExceptionClear(env);
+        return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: class org/py4jni/PythonExit not "
+                             "found (helper jar out of date?)");
+    }
+    jmethodID install = (*env)->GetStaticMethodID(env, cls, "install", "()V");
+    if (install && (*env)->RegisterNatives(env, cls, &m, 1) == 0)
+        (*env)->CallStaticVoidMethod(env, cls, install);
+    (*env)->DeleteLocalRef(env, cls);
+    if (p4j_jvm_failed(env, err))
+        return P4J_ERROR;
+    return install ? P4J_OK : p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: no PythonExit.install");
+}
+
+p4j_status p4j_jvm_run_shutdown_hooks(p4j_error *err)
+{
+    int expected = RUNNING;
+    if (!p4j_jvm_started() || forked_child ||
+        !__atomic_compare_exchange_n(&exit_phase, &expected, PYTHON_EXITING, false,
+                                     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+        return P4J_OK; /* no JVM here, or Java is ending the process and runs them */
+    JNIEnv *env = p4j_jvm_env(err);
+    if (!env)
+        return P4J_ERROR;
+    /* java.lang.Shutdown.shutdown(): what DestroyJavaVM runs once the last non-daemon
+     * thread ended (application hooks, File.deleteOnExit) without halting. JNI calls
+     * it although it is package-private; it does not wait for non-daemon threads. */
+    jclass cls = (*env)->FindClass(env, "java/lang/Shutdown");
+    jmethodID run = cls ? (*env)->GetStaticMethodID(env, cls, "shutdown", "()V") : NULL;
+    if (run)
+        (*env)->CallStaticVoidMethod(env, cls, run);
+    if (cls)
+        (*env)->DeleteLocalRef(env, cls);
+    if (p4j_jvm_failed(env, err))
+        return P4J_ERROR;
+    return run ? P4J_OK
+               : p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: java.lang.Shutdown.shutdown() "
+                               "not found in this JVM");
 }
 
 /* Runs JNI_CreateJavaVM with `args` on a new thread; on failure records why. */
@@ -333,9 +404,9 @@ static p4j_status create_vm(const p4j_jvm_options *o, char *cp, p4j_error *err)
         if (st != P4J_OK)
             return st;
     }
-    if (env) {
+    if (env) { /* a JVM another library started: this thread is attached to it */
         tls_env = env;
-        if (p4j_classes_init(env, err) != P4J_OK)
+        if (p4j_classes_init(env, err) != P4J_OK || exit_hook_install(env, err) != P4J_OK)
             return P4J_ERROR;
     }
     pthread_key_create(&detach_key, detach_thread);

@@ -20,6 +20,7 @@
 #include "binding.h"
 #include "callbacks.h"
 #include "inproc.h"
+#include "jvm.h"
 
 typedef struct p4j_pyhandle {
     PyObject *obj;          /* strong */
@@ -581,12 +582,43 @@ static PyObject *mod_proxy_stats(PyObject *mod, PyObject *unused)
     return PyLong_FromSsize_t(proxy_cache ? PyDict_Size(proxy_cache) : 0);
 }
 
+static volatile int java_exiting; /* on_java_exit runs: Python is not finalised */
+
 static PyObject *mod_callbacks_exit(PyObject *mod, PyObject *unused)
 {
     (void)mod; (void)unused;
+    if (__atomic_load_n(&java_exiting, __ATOMIC_ACQUIRE))
+        Py_RETURN_NONE; /* Java's other shutdown hooks may still call Python */
     __atomic_store_n(&python_exiting, 1, __ATOMIC_RELEASE);
     p4j_cb_disable();
     Py_RETURN_NONE;
+}
+
+/* Java is ending the process (System.exit, called on a shutdown-hook thread while the
+ * exiting thread waits): runs Python's atexit handlers and flushes sys.stdout/stderr
+ * before the JVM halts. The process then exits with Java's status, without the rest
+ * of Python's finalisation. */
+static void on_java_exit(void)
+{
+    if (python_gone())
+        return;
+    PyGILState_STATE g = PyGILState_UNLOCKED;
+    int first = gil_enter(&g);
+    __atomic_store_n(&java_exiting, 1, __ATOMIC_RELEASE);
+    PyObject *atexit = PyImport_ImportModule("atexit");
+    PyObject *r = atexit ? PyObject_CallMethod(atexit, "_run_exitfuncs", NULL) : NULL;
+    if (!r)
+        PyErr_WriteUnraisable(NULL);
+    Py_XDECREF(r);
+    Py_XDECREF(atexit);
+    const char *names[] = {"stderr", "stdout"};
+    for (size_t i = 0; i < 2; i++) {
+        PyObject *f = PySys_GetObject(names[i]); /* borrowed */
+        PyObject *fr = f && f != Py_None ? PyObject_CallMethod(f, "flush", NULL) : NULL;
+        Py_XDECREF(fr);
+        PyErr_Clear();
+    }
+    gil_leave(first, g);
 }
 
 static PyMethodDef exit_def = {"_callbacks_exit", mod_callbacks_exit, METH_NOARGS,
@@ -627,6 +659,7 @@ int p4j_callbacks_init(PyObject *module)
         return -1;
     tstate_key_ok = pthread_key_create(&tstate_key, tstate_gone) == 0;
     p4j_cb_install(&hooks);
+    p4j_jvm_on_java_exit(on_java_exit);
     /* Stop callbacks before the interpreter tears down (Java threads may outlive it). */
     PyObject *fn = PyCFunction_New(&exit_def, NULL);
     PyObject *atexit = fn ? PyImport_ImportModule("atexit") : NULL;

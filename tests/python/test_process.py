@@ -180,3 +180,51 @@ def test_second_gateway_with_other_jvm_options_is_refused():
         "    print('ERR', e)\n")
     assert "ERR py4jni: the JVM of this process is already running with options [-Xrs -Xmx300m]" \
         in r.stdout, r.stdout + r.stderr
+
+
+EXIT_SCRIPT = (
+    "import atexit, sys, time\n"
+    "from py4jni import JavaGateway\n"
+    "jvm = JavaGateway().jvm\n"
+    "f = jvm.java.io.File.createTempFile('py4jni-exit-test', '.tmp')\n"
+    "f.deleteOnExit()\n"
+    "print('file', f.getPath(), flush=True)\n"
+    "class Hook:\n"
+    "    class Java:\n"
+    "        implements = ['java.lang.Runnable']\n"
+    "    def run(self):\n"
+    "        print('java shutdown hook ran', flush=True)\n"
+    "jvm.java.lang.Runtime.getRuntime().addShutdownHook(jvm.java.lang.Thread(Hook()))\n"
+    "timer = jvm.java.util.Timer()  # a non-daemon Java thread that never ends\n"
+    "atexit.register(lambda: print('python atexit ran'))\n"
+    "print('unflushed', end='')\n"
+    "class Exiter:\n"
+    "    class Java:\n"
+    "        implements = ['java.lang.Runnable']\n"
+    "    def run(self):\n"
+    "        jvm.java.lang.System.exit(4)\n"
+    "how = sys.argv[1]\n"
+    "if how == 'python':\n"
+    "    sys.exit(5)\n"
+    "if how == 'java':\n"
+    "    jvm.java.lang.System.exit(3)\n"
+    "if how == 'java-thread':\n"
+    "    jvm.java.lang.Thread(Exiter()).start()\n"
+    "    time.sleep(60)\n"
+    "print('not reached')\n")
+
+
+@pytest.mark.parametrize("how, status", [("python", 5), ("java", 3), ("java-thread", 4)])
+def test_exit_runs_both_sides_handlers(how, status):
+    """Python exiting runs Java's shutdown hooks and File.deleteOnExit (a non-daemon Java
+    thread does not hold the exit up); System.exit, on any thread, runs Python's atexit
+    handlers and flushes stdout first. The exit status is the one asked for."""
+    r = subprocess.run([sys.executable, "-c", EXIT_SCRIPT, how], capture_output=True,
+                       text=True, timeout=60)
+    path = r.stdout.splitlines()[0].split(" ", 1)[1]
+    assert r.returncode == status, r.stdout + r.stderr
+    assert "unflushed" in r.stdout and "python atexit ran" in r.stdout, r.stdout + r.stderr
+    assert "java shutdown hook ran" in r.stdout, r.stdout + r.stderr
+    assert "not reached" not in r.stdout
+    assert not os.path.exists(path), "File.deleteOnExit did not run"
+    assert "Exception" not in r.stderr, r.stderr
