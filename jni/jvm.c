@@ -147,8 +147,9 @@ static p4j_status exit_hook_install(JNIEnv *env, p4j_error *err)
     jmethodID install = (*env)->GetStaticMethodID(env, cls, "install", "()V");
     if (install && (*env)->RegisterNatives(env, cls, &m, 1) == 0)
         (*env)->CallStaticVoidMethod(env, cls, install);
+    bool failed = p4j_jvm_failed(env, err);
     (*env)->DeleteLocalRef(env, cls);
-    if (p4j_jvm_failed(env, err))
+    if (failed)
         return P4J_ERROR;
     return install ? P4J_OK : p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: no PythonExit.install");
 }
@@ -170,9 +171,10 @@ p4j_status p4j_jvm_run_shutdown_hooks(p4j_error *err)
     jmethodID run = cls ? (*env)->GetStaticMethodID(env, cls, "shutdown", "()V") : NULL;
     if (run)
         (*env)->CallStaticVoidMethod(env, cls, run);
+    bool failed = p4j_jvm_failed(env, err);
     if (cls)
         (*env)->DeleteLocalRef(env, cls);
-    if (p4j_jvm_failed(env, err))
+    if (failed)
         return P4J_ERROR;
     return run ? P4J_OK
                : p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: java.lang.Shutdown.shutdown() "

@@ -182,6 +182,10 @@ int p4j_base_here(void);
          ? p4j_base_rethrow(r)                                                    \
          : (r))
 
+/* Registers the function `def` describes (static storage) with Python's atexit.
+ * 0 or -1 with an exception. */
+int p4j_atexit_register(PyMethodDef *def);
+
 /* Installs the callback hooks and adds callbacks.c / natives.c functions. 0 or -1. */
 int p4j_callbacks_init(PyObject *module);
 

@@ -661,7 +661,12 @@ int p4j_callbacks_init(PyObject *module)
     p4j_cb_install(&hooks);
     p4j_jvm_on_java_exit(on_java_exit);
     /* Stop callbacks before the interpreter tears down (Java threads may outlive it). */
-    PyObject *fn = PyCFunction_New(&exit_def, NULL);
+    return p4j_atexit_register(&exit_def);
+}
+
+int p4j_atexit_register(PyMethodDef *def)
+{
+    PyObject *fn = PyCFunction_New(def, NULL);
     PyObject *atexit = fn ? PyImport_ImportModule("atexit") : NULL;
     PyObject *r = atexit ? PyObject_CallMethod(atexit, "register", "O", fn) : NULL;
     Py_XDECREF(fn);

@@ -363,14 +363,8 @@ static int register_java_exit(void)
     static int done;
     if (done)
         return 0;
-    PyObject *fn = PyCFunction_New(&shutdown_hooks_def, NULL);
-    PyObject *atexit = fn ? PyImport_ImportModule("atexit") : NULL;
-    PyObject *r = atexit ? PyObject_CallMethod(atexit, "register", "O", fn) : NULL;
-    Py_XDECREF(fn);
-    Py_XDECREF(atexit);
-    if (!r)
+    if (p4j_atexit_register(&shutdown_hooks_def) < 0)
         return -1;
-    Py_DECREF(r);
     done = 1;
     return 0;
 }
