@@ -149,7 +149,33 @@ def test_ctrl_c_during_java_call_raises_keyboard_interrupt():
     assert proc.returncode == 0
 
 
-def test_check_jni_mode_runs_clean():
+def test_ctrl_c_during_callback_reaches_the_caller_though_java_catches_it():
+    code = (
+        "import time\n"
+        "from py4jni import JavaGateway\n"
+        "gw = JavaGateway()\n"
+        "class Slow:\n"
+        "    class Java:\n"
+        "        implements = ['java.lang.Runnable']\n"
+        "    def run(self):\n"
+        "        print('ready', flush=True)\n"
+        "        time.sleep(60)\n"
+        "task = gw.jvm.java.util.concurrent.FutureTask(Slow(), None)  # catches Throwable\n"
+        "try:\n"
+        "    task.run()\n"
+        "    print('lost')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('KeyboardInterrupt', task.isDone(), flush=True)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert out.strip() == "KeyboardInterrupt True", out + err
+    assert proc.returncode == 0
+
+
+
     r = run_python(
         "from py4jni import JavaGateway\n"
         "import os\n"
