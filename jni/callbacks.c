@@ -725,13 +725,18 @@ static void JNICALL java_retain(JNIEnv *env, jclass unused, jlong handle)
         hooks->retain((void *)(intptr_t)handle);
 }
 
+void p4j_cb_target_release(void *target)
+{
+    const p4j_cb_hooks *hooks = live_hooks();
+    if (hooks) /* after disable the Python object is left to the exiting interpreter */
+        hooks->release(target);
+}
+
 static void JNICALL java_release(JNIEnv *env, jclass unused, jlong handle)
 {
     (void)unused;
     p4j_jvm_adopt_env(env);
-    const p4j_cb_hooks *hooks = live_hooks();
-    if (hooks) /* after disable the Python object is left to the exiting interpreter */
-        hooks->release((void *)(intptr_t)handle);
+    p4j_cb_target_release((void *)(intptr_t)handle);
 }
 
 /* ------------------------------------------------------------ results */

@@ -146,6 +146,10 @@ p4j_status p4j_cb_dispatch(JNIEnv *env, void *target, const p4j_cb_method *m,
  * (a local ref), or NULL with err set. */
 jobjectArray p4j_cb_describe_natives(JNIEnv *env, jclass cls, p4j_error *err);
 
+/* Gives one count of `target` back (hooks.release), unless callbacks are disabled.
+ * Any thread. */
+void p4j_cb_target_release(void *target);
+
 /* Throws (pending in `env`) org.py4jni.Py4JException with `msg` (UTF-8). */
 void p4j_cb_throw(JNIEnv *env, const char *msg);
 

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,195 @@ static char *started_classpath;    /* -Djava.class.path the JVM was created with
 static char *started_options;      /* the other options it was created with, joined */
 static pthread_key_t detach_key;
 static long global_count;
+static char *start_failure;        /* why JNI_CreateJavaVM failed: no second try */
+
+/* JNI_CreateJavaVM runs on a thread of its own (the `java` launcher does the same).
+ * HotSpot ends the process from some start failures (-Xmx1k, an agent that does not
+ * load): it calls the "abort" (or "exit") hook first, on the creating thread, and
+ * exit(1) when the hook returns. Our hook ends only that thread (pthread_exit), whose
+ * join then reports the failure with what HotSpot printed (the "vfprintf" hook keeps
+ * a copy while the JVM starts). The half-started JVM is never used again. */
+static pthread_t creator;
+static volatile int creating;      /* JNI_CreateJavaVM is running on `creator` */
+static char start_text[2048];      /* HotSpot's output during the start (creator only) */
+static size_t start_len;
+
+static bool on_creator(void)
+{
+    return __atomic_load_n(&creating, __ATOMIC_ACQUIRE) && pthread_equal(pthread_self(), creator);
+}
+
+/* HotSpot's printing: passed through, and copied while the JVM starts. */
+static jint JNICALL vm_vfprintf(FILE *f, const char *fmt, va_list ap)
+{
+    if (on_creator() && start_len < sizeof start_text - 1) {
+        va_list copy;
+        va_copy(copy, ap);
+        int n = vsnprintf(start_text + start_len, sizeof start_text - start_len, fmt, copy);
+        va_end(copy);
+        if (n > 0)
+            start_len = start_len + (size_t)n < sizeof start_text - 1
+                            ? start_len + (size_t)n : sizeof start_text - 1;
+    }
+    return vfprintf(f, fmt, ap);
+}
+
+static void JNICALL vm_abort_hook(void)
+{
+    if (on_creator())
+        pthread_exit(NULL); /* a failed start: only the creating thread ends */
+    /* otherwise a fatal error: HotSpot ends the process */
+}
+
+static void JNICALL vm_exit_hook(jint code)
+{
+    (void)code;
+    if (on_creator())
+        pthread_exit(NULL);
+    /* otherwise System.exit / Runtime.halt: the process exits with `code` */
+}
+
+static p4j_status exit_hook_install(JNIEnv *env, p4j_error *err);
+
+typedef struct create_job {
+    create_vm_fn create;
+    JavaVMInitArgs *args;
+    jint rc;
+    bool returned;      /* JNI_CreateJavaVM returned (false: the hook ended the thread) */
+    bool ready;         /* created, classes resolved, creator detached */
+    p4j_error *err;
+} create_job;
+
+static void *create_main(void *p)
+{
+    create_job *job = p;
+    JNIEnv *env = NULL;
+    job->rc = job->create(&the_vm, (void **)&env, job->args);
+    __atomic_store_n(&creating, 0, __ATOMIC_RELEASE);
+    job->returned = true;
+    if (job->rc == JNI_OK) {
+        job->ready = p4j_classes_init(env, job->err) == P4J_OK &&
+                     exit_hook_install(env, job->err) == P4J_OK;
+        (*the_vm)->DetachCurrentThread(the_vm); /* callers attach on first use */
+    }
+    return NULL;
+}
+
+/* What HotSpot printed, without surrounding newlines and spaces; "" when nothing. */
+static const char *start_output(void)
+{
+    start_text[start_len] = '\0';
+    while (start_len && (start_text[start_len - 1] == '\n' || start_text[start_len - 1] == ' '))
+        start_text[--start_len] = '\0';
+    const char *t = start_text;
+    while (*t == '\n' || *t == ' ')
+        t++;
+    return t;
+}
+
+/* ------------------------------------------------------------------ exit */
+
+enum { RUNNING = 0, PYTHON_EXITING = 1, JAVA_EXITING = 2 };
+static int exit_phase;              /* atomic: who ends the process, once decided */
+static void (*java_exit_fn)(void);  /* the binding's: Python's atexit handlers */
+
+void p4j_jvm_on_java_exit(void (*fn)(void)) { __atomic_store_n(&java_exit_fn, fn, __ATOMIC_RELEASE); }
+
+/* org.py4jni.PythonExit.atJavaExit: a shutdown hook, so Java is ending the process
+ * (System.exit) unless Python is exiting and ran the hooks itself. */
+static void JNICALL at_java_exit(JNIEnv *env, jclass unused)
+{
+    (void)unused;
+    p4j_jvm_adopt_env(env);
+    int expected = RUNNING;
+    if (!__atomic_compare_exchange_n(&exit_phase, &expected, JAVA_EXITING, false,
+                                     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+        return;
+    void (*fn)(void) = __atomic_load_n(&java_exit_fn, __ATOMIC_ACQUIRE);
+    if (fn)
+        fn();
+}
+
+/* Adds the PythonExit shutdown hook. */
+static p4j_status exit_hook_install(JNIEnv *env, p4j_error *err)
+{
+    static const JNINativeMethod m = {"atJavaExit", "()V", (void *)at_java_exit};
+    jclass cls = (*env)->FindClass(env, "org/py4jni/PythonExit");
+    if (!cls) {
+        (*env)->ExceptionClear(env);
+        return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: class org/py4jni/PythonExit not "
+                             "found (helper jar out of date?)");
+    }
+    jmethodID install = (*env)->GetStaticMethodID(env, cls, "install", "()V");
+    if (install && (*env)->RegisterNatives(env, cls, &m, 1) == 0)
+        (*env)->CallStaticVoidMethod(env, cls, install);
+    bool failed = p4j_jvm_failed(env, err);
+    (*env)->DeleteLocalRef(env, cls);
+    if (failed)
+        return P4J_ERROR;
+    return install ? P4J_OK : p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: no PythonExit.install");
+}
+
+p4j_status p4j_jvm_run_shutdown_hooks(p4j_error *err)
+{
+    int expected = RUNNING;
+    if (!p4j_jvm_started() || forked_child ||
+        !__atomic_compare_exchange_n(&exit_phase, &expected, PYTHON_EXITING, false,
+                                     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+        return P4J_OK; /* no JVM here, or Java is ending the process and runs them */
+    JNIEnv *env = p4j_jvm_env(err);
+    if (!env)
+        return P4J_ERROR;
+    /* java.lang.Shutdown.shutdown(): what DestroyJavaVM runs once the last non-daemon
+     * thread ended (application hooks, File.deleteOnExit) without halting. JNI calls
+     * it although it is package-private; it does not wait for non-daemon threads. */
+    jclass cls = (*env)->FindClass(env, "java/lang/Shutdown");
+    jmethodID run = cls ? (*env)->GetStaticMethodID(env, cls, "shutdown", "()V") : NULL;
+    if (run)
+        (*env)->CallStaticVoidMethod(env, cls, run);
+    bool failed = p4j_jvm_failed(env, err);
+    if (cls)
+        (*env)->DeleteLocalRef(env, cls);
+    if (failed)
+        return P4J_ERROR;
+    return run ? P4J_OK
+               : p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: java.lang.Shutdown.shutdown() "
+                               "not found in this JVM");
+}
+
+/* Runs JNI_CreateJavaVM with `args` on a new thread; on failure records why. */
+static p4j_status create_on_thread(create_vm_fn create, JavaVMInitArgs *args, p4j_error *err)
+{
+    create_job job = {.create = create, .args = args, .err = err};
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 8u << 20);
+    start_len = 0;
+    __atomic_store_n(&creating, 1, __ATOMIC_RELEASE);
+    int rc = pthread_create(&creator, &attr, create_main, &job);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        __atomic_store_n(&creating, 0, __ATOMIC_RELEASE);
+        return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: cannot start a thread to create "
+                             "the JVM: %s", strerror(rc));
+    }
+    pthread_join(creator, NULL);
+    __atomic_store_n(&creating, 0, __ATOMIC_RELEASE);
+    if (job.ready)
+        return P4J_OK;
+    if (job.returned && job.rc == JNI_OK)
+        return P4J_ERROR; /* the classes: err is set */
+    const char *said = start_output();
+    if (job.returned)
+        p4j_error_set(err, P4J_ERR_BRIDGE, "JNI_CreateJavaVM failed (code %d): %s",
+                      (int)job.rc, *said ? said : "check the JVM options");
+    else
+        p4j_error_set(err, P4J_ERR_BRIDGE, "the JVM could not start: %s",
+                      *said ? said : "(HotSpot gave no message)");
+    the_vm = NULL;
+    start_failure = strdup(err->message ? err->message : "?");
+    return P4J_ERROR;
+}
 
 /* initial-exec: one %fs-relative load on the hot path instead of __tls_get_addr */
 static __thread JNIEnv *tls_env __attribute__((tls_model("initial-exec")));
@@ -118,8 +308,15 @@ bool p4j_jvm_find_libjvm(const char *explicit_path, char *out, size_t cap)
         return snprintf(out, cap, "libjvm not found at the given path %s", explicit_path), false;
     }
     const char *jh = getenv("JAVA_HOME");
-    if (jh && *jh && try_home(jh, out, cap, &used))
-        return true;
+    if (jh && *jh) { /* set: it is the user's choice, never silently passed over */
+        if (try_home(jh, out, cap, &used))
+            return true;
+        snprintf(tried, sizeof tried, "%s", out);
+        snprintf(out, cap, "libjvm.so not found: JAVA_HOME is set to %s, which holds no JVM "
+                 "(tried %s). Point JAVA_HOME at a JDK or JRE, unset it to use the java "
+                 "on PATH, or pass libjvm=.", jh, tried);
+        return false;
+    }
     char home[PATH_MAX];
     if (java_home_from_path(home, sizeof home) && try_home(home, out, cap, &used))
         return true;
@@ -184,10 +381,17 @@ static p4j_status create_vm(const p4j_jvm_options *o, char *cp, p4j_error *err)
         if ((*the_vm)->AttachCurrentThreadAsDaemon(the_vm, (void **)&env, NULL) != JNI_OK)
             return p4j_error_set(err, P4J_ERR_BRIDGE, "cannot attach to the existing JVM");
     } else {
-        size_t n = 0, cap = o->noptions + 4;
+        size_t n = 0, cap = o->noptions + 7;
         JavaVMOption *opts = calloc(cap, sizeof *opts);
         if (!opts)
             return p4j_error_set(err, P4J_ERR_MEMORY, "out of memory");
+        /* The hooks first: HotSpot reads options in order, and reports bad ones. */
+        opts[n].optionString = "vfprintf";
+        opts[n++].extraInfo = (void *)vm_vfprintf;
+        opts[n].optionString = "abort";
+        opts[n++].extraInfo = (void *)vm_abort_hook;
+        opts[n].optionString = "exit";
+        opts[n++].extraInfo = (void *)vm_exit_hook;
         opts[n++].optionString = cp;
         if (!o->keep_signals)
             opts[n++].optionString = "-Xrs";
@@ -197,18 +401,16 @@ static p4j_status create_vm(const p4j_jvm_options *o, char *cp, p4j_error *err)
             opts[n++].optionString = (char *)o->options[i];
         JavaVMInitArgs args = {.version = JNI_VERSION_1_8, .nOptions = (jint)n,
                                .options = opts, .ignoreUnrecognized = JNI_FALSE};
-        jint rc = create(&the_vm, (void **)&env, &args);
+        p4j_status st = create_on_thread(create, &args, err);
         free(opts);
-        if (rc != JNI_OK) {
-            the_vm = NULL;
-            return p4j_error_set(err, P4J_ERR_BRIDGE,
-                                 "JNI_CreateJavaVM failed (code %d): check the JVM options",
-                                 (int)rc);
-        }
+        if (st != P4J_OK)
+            return st;
     }
-    tls_env = env;
-    if (p4j_classes_init(env, err) != P4J_OK)
-        return P4J_ERROR;
+    if (env) { /* a JVM another library started: this thread is attached to it */
+        tls_env = env;
+        if (p4j_classes_init(env, err) != P4J_OK || exit_hook_install(env, err) != P4J_OK)
+            return P4J_ERROR;
+    }
     pthread_key_create(&detach_key, detach_thread);
     pthread_atfork(NULL, NULL, on_fork_child);
     return P4J_OK;
@@ -230,6 +432,13 @@ p4j_status p4j_jvm_start(const p4j_jvm_options *o, p4j_error *err)
         st = p4j_error_set(err, P4J_ERR_BRIDGE,
                            "py4jni: this process was forked after the JVM started; the JVM "
                            "cannot run in a fork child (use multiprocessing's 'spawn')");
+    } else if (start_failure) {
+        st = p4j_error_set(err, P4J_ERR_BRIDGE,
+                           "py4jni: the JVM failed to start in this process and cannot be "
+                           "started again (a process holds one JVM); the first start "
+                           "failed with: %s", start_failure);
+        free(cp);
+        free(opts);
     } else if (vm_ready) {
         /* A later gateway joins the JVM; it may leave the options out (no extra
          * options, defaults otherwise) but may not ask for different ones. */

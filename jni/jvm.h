@@ -25,8 +25,21 @@ typedef struct p4j_jvm_options {
 } p4j_jvm_options;
 
 /* Creates the JVM with `opts`, or checks that the running one is compatible (same
- * helper jar and classpath). Thread-safe; returns P4J_OK once the JVM is usable. */
+ * helper jar and classpath). Thread-safe; returns P4J_OK once the JVM is usable.
+ * A start that HotSpot refuses (also those it would end the process for, through its
+ * abort/exit hooks) fails with HotSpot's message; every later call then fails too,
+ * repeating it (a process cannot create a second JVM). */
 p4j_status p4j_jvm_start(const p4j_jvm_options *opts, p4j_error *err);
+
+/* Process exit. Python exiting normally calls p4j_jvm_run_shutdown_hooks (from an
+ * atexit handler): it runs Java's shutdown hooks and File.deleteOnExit as DestroyJavaVM
+ * would, without waiting for non-daemon threads or halting; the process then ends
+ * with Python's status. Java ending the process (System.exit on any thread) runs the
+ * function set with p4j_jvm_on_java_exit from a shutdown hook first. Whichever comes
+ * first decides; the other then does nothing. Any thread; release the GIL around
+ * p4j_jvm_run_shutdown_hooks (hooks may call Python). */
+p4j_status p4j_jvm_run_shutdown_hooks(p4j_error *err);
+void p4j_jvm_on_java_exit(void (*fn)(void));
 
 /* Returns true once p4j_jvm_start has succeeded in this process. */
 bool p4j_jvm_started(void);
@@ -44,7 +57,8 @@ void p4j_jvm_adopt_env(JNIEnv *env);
 /* Returns the path of the libjvm that was loaded ("" before start). */
 const char *p4j_jvm_libjvm_path(void);
 
-/* Searches for libjvm.so: `explicit_path`, then $JAVA_HOME, then the `java` on PATH.
+/* Searches for libjvm.so: `explicit_path`, else $JAVA_HOME when set (and only there),
+ * else the `java` on PATH.
  * Writes the found path into `out` (size `cap`) and returns true; on failure writes
  * the list of tried places into `out` and returns false. */
 bool p4j_jvm_find_libjvm(const char *explicit_path, char *out, size_t cap);

@@ -27,9 +27,10 @@ p4j_status p4j_natives_describe(const p4j_ref *cls, p4j_native_list **out, p4j_e
 void p4j_natives_list_free(p4j_native_list *list);
 
 /* Binds list->methods[which[i]] to targets[i] for i < n, in one RegisterNatives call.
- * Each target must hold one count for its closure: closures live as long as the
- * process (a later binding of the same method replaces the registration; the old
- * closure stays valid for calls in flight). */
+ * On success each target's count (one, held by the caller) moves to the method's
+ * closure; on failure the caller keeps them. A method has one closure for the process;
+ * binding it again swaps its target, and the replaced one is released (hooks.release)
+ * once no call of that method is in flight. */
 p4j_status p4j_natives_bind(const p4j_ref *cls, const p4j_native_list *list,
                             const size_t *which, void *const *targets, size_t n,
                             p4j_error *err);

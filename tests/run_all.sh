@@ -10,6 +10,8 @@ echo "== ctest (CMocka, Java self-test)"
 (cd "$P4J_BUILD" && ctest --output-on-failure -j 1) || status=1
 echo "== fuzz: py4j answer decoder (libFuzzer, ASan+UBSan, 20 s)"
 bash tests/c/run_fuzz.sh 20 2>&1 | tail -n 3 || status=1
+echo "== sanitizers: in-process pytest against an ASan+UBSan build (build-asan/)"
+bash tests/run_sanitizers.sh 2>&1 | tail -n 80 || status=1
 echo "== pytest"
 # The in-process gateway runs with -Xcheck:jni; a JNI misuse it reports fails the test.
 P4J_CHECK_JNI=${P4J_CHECK_JNI:-1} "$P4J_VENV/bin/python" -m pytest -p no:faulthandler -q \

@@ -179,6 +179,25 @@ int p4j_proxy_for(ClientObject *cl, PyObject *o, PyObject **out);
  * Else NULL, no exception. */
 PyObject *p4j_proxy_unwrap(ClientObject *cl, p4j_value *v);
 
+/* KeyboardInterrupt and SystemExit raised inside a callback (proxy or native) are kept
+ * for the thread's Python caller (Java gets a Py4JException to unwind, and may catch
+ * it): a binding call that returns from Java passes its result through
+ * P4J_BASE_CHECKED, which raises the kept exception itself instead. */
+extern int p4j_base_pending_any; /* threads holding one; read relaxed */
+/* Raises this thread's kept exception (dropping `result`) and returns NULL; returns
+ * `result` when there is none. GIL held. */
+PyObject *p4j_base_rethrow(PyObject *result);
+/* Whether this thread holds a kept exception. GIL held. */
+int p4j_base_here(void);
+#define P4J_BASE_CHECKED(r)                                                       \
+    (__builtin_expect(__atomic_load_n(&p4j_base_pending_any, __ATOMIC_RELAXED) != 0, 0) \
+         ? p4j_base_rethrow(r)                                                    \
+         : (r))
+
+/* Registers the function `def` describes (static storage) with Python's atexit.
+ * 0 or -1 with an exception. */
+int p4j_atexit_register(PyMethodDef *def);
+
 /* Installs the callback hooks and adds callbacks.c / natives.c functions. 0 or -1. */
 int p4j_callbacks_init(PyObject *module);
 

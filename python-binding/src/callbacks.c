@@ -20,6 +20,7 @@
 #include "binding.h"
 #include "callbacks.h"
 #include "inproc.h"
+#include "jvm.h"
 
 typedef struct p4j_pyhandle {
     PyObject *obj;          /* strong */
@@ -188,6 +189,40 @@ static PyObject *arg_to_py(ClientObject *cl, p4j_value *v)
     return p4j_value_to_py(cl, v);
 }
 
+int p4j_base_pending_any;
+/* The KeyboardInterrupt / SystemExit a callback on this thread raised, kept for the
+ * Python code below the Java call (GIL held to touch it). */
+static __thread PyObject *base_pending;
+
+/* Keeps exception `ev` (borrowed) of type `et` for this thread's Python caller when it
+ * is a KeyboardInterrupt or SystemExit and the thread has one (threads Java made have
+ * no Python frame below the callback: for them Java's exception is all there is). */
+static void base_keep(PyObject *et, PyObject *ev)
+{
+    if (!ev || !PyEval_GetFrame() ||
+        !(PyErr_GivenExceptionMatches(et, PyExc_KeyboardInterrupt) ||
+          PyErr_GivenExceptionMatches(et, PyExc_SystemExit)))
+        return;
+    if (!base_pending)
+        __atomic_add_fetch(&p4j_base_pending_any, 1, __ATOMIC_RELAXED);
+    Py_XSETREF(base_pending, Py_NewRef(ev));
+}
+
+int p4j_base_here(void) { return base_pending != NULL; }
+
+PyObject *p4j_base_rethrow(PyObject *result)
+{
+    PyObject *exc = base_pending;
+    if (!exc)
+        return result;
+    base_pending = NULL;
+    __atomic_sub_fetch(&p4j_base_pending_any, 1, __ATOMIC_RELAXED);
+    Py_XDECREF(result);
+    PyErr_Clear();
+    PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(exc)), exc, PyException_GetTraceback(exc));
+    return NULL;
+}
+
 /* What Java throws for the pending Python exception: py4j's Py4JException message with
  * the traceback text, or (propagate_java_exceptions) the Java exception itself. */
 static p4j_status python_failed(ClientObject *cl, p4j_error *err)
@@ -197,6 +232,7 @@ static p4j_status python_failed(ClientObject *cl, p4j_error *err)
     PyErr_NormalizeException(&et, &ev, &tb);
     if (ev && tb)
         PyException_SetTraceback(ev, tb);
+    base_keep(et, ev);
     PyObject *payload = NULL;
     if (!error_payload) {
         PyObject *mod = PyImport_ImportModule("py4jni.callbacks");
@@ -546,12 +582,43 @@ static PyObject *mod_proxy_stats(PyObject *mod, PyObject *unused)
     return PyLong_FromSsize_t(proxy_cache ? PyDict_Size(proxy_cache) : 0);
 }
 
+static volatile int java_exiting; /* on_java_exit runs: Python is not finalised */
+
 static PyObject *mod_callbacks_exit(PyObject *mod, PyObject *unused)
 {
     (void)mod; (void)unused;
+    if (__atomic_load_n(&java_exiting, __ATOMIC_ACQUIRE))
+        Py_RETURN_NONE; /* Java's other shutdown hooks may still call Python */
     __atomic_store_n(&python_exiting, 1, __ATOMIC_RELEASE);
     p4j_cb_disable();
     Py_RETURN_NONE;
+}
+
+/* Java is ending the process (System.exit, called on a shutdown-hook thread while the
+ * exiting thread waits): runs Python's atexit handlers and flushes sys.stdout/stderr
+ * before the JVM halts. The process then exits with Java's status, without the rest
+ * of Python's finalisation. */
+static void on_java_exit(void)
+{
+    if (python_gone())
+        return;
+    PyGILState_STATE g = PyGILState_UNLOCKED;
+    int first = gil_enter(&g);
+    __atomic_store_n(&java_exiting, 1, __ATOMIC_RELEASE);
+    PyObject *atexit = PyImport_ImportModule("atexit");
+    PyObject *r = atexit ? PyObject_CallMethod(atexit, "_run_exitfuncs", NULL) : NULL;
+    if (!r)
+        PyErr_WriteUnraisable(NULL);
+    Py_XDECREF(r);
+    Py_XDECREF(atexit);
+    const char *names[] = {"stderr", "stdout"};
+    for (size_t i = 0; i < 2; i++) {
+        PyObject *f = PySys_GetObject(names[i]); /* borrowed */
+        PyObject *fr = f && f != Py_None ? PyObject_CallMethod(f, "flush", NULL) : NULL;
+        Py_XDECREF(fr);
+        PyErr_Clear();
+    }
+    gil_leave(first, g);
 }
 
 static PyMethodDef exit_def = {"_callbacks_exit", mod_callbacks_exit, METH_NOARGS,
@@ -592,8 +659,14 @@ int p4j_callbacks_init(PyObject *module)
         return -1;
     tstate_key_ok = pthread_key_create(&tstate_key, tstate_gone) == 0;
     p4j_cb_install(&hooks);
+    p4j_jvm_on_java_exit(on_java_exit);
     /* Stop callbacks before the interpreter tears down (Java threads may outlive it). */
-    PyObject *fn = PyCFunction_New(&exit_def, NULL);
+    return p4j_atexit_register(&exit_def);
+}
+
+int p4j_atexit_register(PyMethodDef *def)
+{
+    PyObject *fn = PyCFunction_New(def, NULL);
     PyObject *atexit = fn ? PyImport_ImportModule("atexit") : NULL;
     PyObject *r = atexit ? PyObject_CallMethod(atexit, "register", "O", fn) : NULL;
     Py_XDECREF(fn);

@@ -494,6 +494,10 @@ void p4j_ref_id(ClientObject *cl, const p4j_ref *ref, char *buf, size_t cap)
 
 PyObject *p4j_raise(ClientObject *cl, p4j_error *err, const char *where)
 {
+    if (__atomic_load_n(&p4j_base_pending_any, __ATOMIC_RELAXED) && p4j_base_here()) {
+        p4j_error_clear(cl->c, err); /* Java's exception for it: the kept one wins */
+        return p4j_base_rethrow(NULL);
+    }
     PyObject *type = p4j_reg.Py4JError;
     const char *msg = err->message ? err->message : "";
     switch (err->kind) {

@@ -350,6 +350,40 @@ PyTypeObject ClientType = {
 
 /* ------------------------------------------------------------- module functions */
 
+/* atexit handler: Java's shutdown hooks and File.deleteOnExit run while Python can
+ * still serve callbacks (the GIL released: hooks run on Java threads). */
+static PyObject *mod_java_shutdown_hooks(PyObject *mod, PyObject *unused)
+{
+    (void)mod; (void)unused;
+    p4j_error err = {0};
+    p4j_status st;
+    P4J_RUN(st, p4j_jvm_run_shutdown_hooks(&err));
+    if (st != P4J_OK) {
+        PyErr_SetString(p4j_reg.Py4JError ? p4j_reg.Py4JError : PyExc_RuntimeError,
+                        err.message ? err.message : "py4jni: Java's shutdown hooks failed");
+        p4j_error_clear(NULL, &err);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef shutdown_hooks_def = {
+    "_java_shutdown_hooks", mod_java_shutdown_hooks, METH_NOARGS,
+    "Runs Java's shutdown hooks and File.deleteOnExit (at interpreter exit)."};
+
+/* Registers mod_java_shutdown_hooks with atexit once the JVM runs: handlers registered
+ * later (the application's) run before it, earlier ones after. 0 or -1. */
+static int register_java_exit(void)
+{
+    static int done;
+    if (done)
+        return 0;
+    if (p4j_atexit_register(&shutdown_hooks_def) < 0)
+        return -1;
+    done = 1;
+    return 0;
+}
+
 static PyObject *mod_inproc_client(PyObject *mod, PyObject *args, PyObject *kw)
 {
     (void)mod;
@@ -393,6 +427,11 @@ static PyObject *mod_inproc_client(PyObject *mod, PyObject *args, PyObject *kw)
         PyErr_SetString(p4j_reg.Py4JError ? p4j_reg.Py4JError : PyExc_RuntimeError,
                         err.message ? err.message : "py4jni: cannot start the JVM");
         p4j_error_clear(NULL, &err);
+        return NULL;
+    }
+    if (register_java_exit() < 0) {
+        c->ops->shutdown(c);
+        c->ops->destroy(c);
         return NULL;
     }
     return client_wrap_new(c);

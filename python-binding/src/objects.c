@@ -135,8 +135,8 @@ static PyObject *member_vectorcall(PyObject *self, PyObject *const *args, size_t
     if (st != P4J_OK)
         return call_failed(cl, &err, &target, m);
     if (out.kind == P4J_SELF)
-        return Py_NewRef(m->owner);
-    return p4j_value_to_py(cl, &out);
+        return P4J_BASE_CHECKED(Py_NewRef(m->owner));
+    return P4J_BASE_CHECKED(p4j_value_to_py(cl, &out));
 }
 
 static PyObject *member_repr(PyObject *self)
@@ -600,7 +600,7 @@ static PyObject *jclass_vectorcall(PyObject *self, PyObject *const *args, size_t
         snprintf(where, sizeof where, "None.%s", PyUnicode_AsUTF8(o->fqn));
         return p4j_raise(cl, &err, where);
     }
-    return p4j_value_to_py(cl, &out);
+    return P4J_BASE_CHECKED(p4j_value_to_py(cl, &out));
 }
 
 static PyObject *jclass_repr(PyObject *self)

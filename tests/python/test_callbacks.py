@@ -836,3 +836,69 @@ print("exiting")
     r = run_python(code)
     assert r.returncode == 0, r.stderr[-3000:]
     assert "exiting" in r.stdout
+
+
+class _Raiser:
+    """A Runnable whose run() raises the exception given."""
+
+    class Java:
+        implements = ["java.lang.Runnable"]
+
+    def __init__(self, exc):
+        self.exc = exc
+
+    def run(self):
+        raise self.exc
+
+
+@pytest.mark.inproc_only("callbacks run on the calling thread in-process")
+def test_keyboard_interrupt_in_callback_reaches_the_caller(gateway):
+    fx = gateway.jvm.org.py4jni.fixtures
+    with pytest.raises(KeyboardInterrupt):
+        fx.Callbacks.run(_Raiser(KeyboardInterrupt()))
+    assert gateway.jvm.java.lang.Math.abs(-2) == 2  # nothing left pending
+
+
+@pytest.mark.inproc_only("callbacks run on the calling thread in-process")
+def test_keyboard_interrupt_survives_java_catching_throwable(gateway):
+    # FutureTask.run() catches every Throwable and returns normally.
+    task = gateway.jvm.java.util.concurrent.FutureTask(_Raiser(KeyboardInterrupt()), None)
+    with pytest.raises(KeyboardInterrupt):
+        task.run()
+    assert task.isDone()  # Java did see an exception, and unwound
+    with pytest.raises(KeyboardInterrupt):  # a constructor returning normally too
+        gateway.jvm.java.lang.Thread(_Raiser(KeyboardInterrupt())).run()
+
+
+@pytest.mark.inproc_only("callbacks run on the calling thread in-process")
+def test_system_exit_in_callback_keeps_its_code(gateway):
+    task = gateway.jvm.java.util.concurrent.FutureTask(_Raiser(SystemExit(7)), None)
+    with pytest.raises(SystemExit) as info:
+        task.run()
+    assert info.value.code == 7
+
+
+@pytest.mark.inproc_only("callbacks run on the calling thread in-process")
+def test_keyboard_interrupt_through_nested_callbacks(gateway):
+    fut = gateway.jvm.java.util.concurrent.FutureTask
+    after = []
+
+    class Outer:
+        class Java:
+            implements = ["java.lang.Runnable"]
+
+        def run(self):
+            fut(_Raiser(KeyboardInterrupt()), None).run()  # caught by Java inside
+            after.append("outer went on")
+
+    with pytest.raises(KeyboardInterrupt):
+        fut(Outer(), None).run()
+    assert after == []
+
+
+@pytest.mark.inproc_only("a Java thread has no Python caller to give it to")
+def test_keyboard_interrupt_on_a_java_thread_stays_in_java(gateway):
+    fx = gateway.jvm.org.py4jni.fixtures
+    with pytest.raises(Py4JJavaError, match="KeyboardInterrupt"):
+        fx.Callbacks.runOnThread(_Raiser(KeyboardInterrupt()))
+    assert gateway.jvm.java.lang.Math.abs(-3) == 3  # nothing kept for this thread

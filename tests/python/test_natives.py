@@ -5,7 +5,9 @@ last for the process, so every test registers what it calls (re-registering repl
 """
 from __future__ import annotations
 
+import gc
 import threading
+import weakref
 
 import pytest
 
@@ -141,7 +143,7 @@ def test_unknown_name_and_bad_arity(gw):
     with pytest.raises(TypeError, match="must be callable"):
         gw.register_natives(CODEC, {"twice": 42})
     with pytest.raises(Py4JError, match="declares no native methods"):
-        gw.register_natives("java.util.ArrayList", {"size": lambda: 0})
+        gw.register_natives("org.py4jni.fixtures.Counter", {"size": lambda: 0})
     with pytest.raises(Py4JError, match="not found"):
         gw.register_natives("com.example.Missing", {"x": lambda: 0})
     # *args callables accept any arity
@@ -207,3 +209,62 @@ def test_natives_nest_with_callbacks(gw, nc):
     gw.register_natives(CODEC, {"twice": twice})
     assert nc.twice(50) == 100
     assert len(depth) == 51
+
+
+def test_replaced_implementation_is_freed(gw, nc):
+    class Impl:
+        def __init__(self, k):
+            self.k = k
+
+        def __call__(self, x):
+            return self.k * x
+
+    first = Impl(3)
+    gone = weakref.ref(first)
+    gw.register_natives(CODEC, {"twice": first})
+    assert nc.twice(5) == 15
+    del first
+    gw.register_natives(CODEC, {"twice": Impl(4)})
+    gc.collect()
+    assert gone() is None
+    assert nc.twice(5) == 20
+
+
+def test_rebinding_inside_its_own_call(gw, nc):
+    """The running implementation is replaced under its feet: it finishes, then goes."""
+    refs = []
+
+    def first(x):
+        gw.register_natives(CODEC, {"twice": lambda y: 100 * y})
+        return x + 1
+
+    refs.append(weakref.ref(first))
+    gw.register_natives(CODEC, {"twice": first})
+    del first
+    assert nc.twice(1) == 2
+    gc.collect()
+    assert refs[0]() is None
+    assert nc.twice(1) == 100
+
+
+@pytest.mark.parametrize("cls", ["java.lang.Thread", "java.sql.Timestamp",
+                                 "org.py4jni.PythonProxyHandler"])
+def test_jdk_and_helper_classes_are_refused(gw, cls):
+    with pytest.raises(Py4JError, match="register_natives refuses " + cls):
+        gw.register_natives(cls, {"currentThread": lambda: None})
+    # Class lookups still work afterwards.
+    assert gw.jvm.java.lang.Thread.currentThread() is not None
+
+
+def test_keyboard_interrupt_in_a_native_reaches_the_caller(gw, nc):
+    def interrupted(*_):
+        raise KeyboardInterrupt
+
+    gw.register_natives(CODEC, {"twice": interrupted})
+    with pytest.raises(KeyboardInterrupt):
+        nc.twice(1)
+    gw.register_natives("org.py4jni.fixtures.NativeShutdown", {"value": interrupted})
+    with pytest.raises(KeyboardInterrupt):  # NativeShutdown.catching() catches Throwable
+        gw.jvm.org.py4jni.fixtures.NativeShutdown.catching()
+    gw.register_natives(CODEC, {"twice": lambda x: 2 * x})
+    assert nc.twice(4) == 8

@@ -46,7 +46,56 @@ def test_bad_jvm_option_is_an_error_not_a_crash():
         "    JavaGateway(jvm_options=['-Xnonsense-option'])\n"
         "except Py4JError as e:\n"
         "    print('ERR', e)\n")
-    assert "ERR JNI_CreateJavaVM failed" in r.stdout, r.stdout + r.stderr
+    assert "ERR JNI_CreateJavaVM failed (code -1): Unrecognized option: -Xnonsense-option" \
+        in r.stdout, r.stdout + r.stderr
+
+
+START_TWICE = (
+    "import atexit, sys\n"
+    "from py4jni import JavaGateway, Py4JError\n"
+    "atexit.register(lambda: print('atexit ran', flush=True))\n"
+    "try:\n"
+    "    JavaGateway(jvm_options=[sys.argv[1]])\n"
+    "except Py4JError as e:\n"
+    "    print('ERR1', str(e).replace(chr(10), ' | '))\n"
+    "try:\n"
+    "    JavaGateway()\n"
+    "except Py4JError as e:\n"
+    "    print('ERR2', str(e).replace(chr(10), ' | '))\n")
+
+
+@pytest.mark.parametrize("option, said", [
+    ("-Xmx1k", "Too small maximum heap"),
+    ("-agentlib:py4jni-no-such-agent", "Could not find agent library py4jni-no-such-agent"),
+    ("-Djava.system.class.loader=no.Such", "java.lang.Error: no.Such"),  # Java was running
+])
+def test_jvm_start_that_hotspot_would_exit_for_raises(option, said):
+    """HotSpot calls exit(1) for these; its abort hook ends only the creating thread."""
+    r = subprocess.run([sys.executable, "-c", START_TWICE, option], capture_output=True,
+                       text=True, timeout=120)
+    # HotSpot still prints its message (on stdout) besides the exception.
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith(("ERR", "atexit"))]
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert lines[0].startswith("ERR1 the JVM could not start: "), r.stdout + r.stderr
+    assert "Error occurred during initialization of VM" in lines[0] and said in lines[0]
+    assert lines[1].startswith("ERR2 py4jni: the JVM failed to start in this process and "
+                               "cannot be started again"), r.stdout
+    assert said in lines[1]
+    assert lines[2] == "atexit ran"
+
+
+def test_java_home_without_a_jvm_is_an_error_naming_it(tmp_path):
+    r = run_python(
+        "import os\n"
+        f"os.environ['JAVA_HOME'] = {str(tmp_path)!r}\n"  # java stays on PATH
+        "from py4jni import JavaGateway, Py4JError\n"
+        "try:\n"
+        "    JavaGateway()\n"
+        "    print('started')\n"
+        "except Py4JError as e:\n"
+        "    print('ERR', e)\n")
+    assert f"ERR libjvm.so not found: JAVA_HOME is set to {tmp_path}, which holds no JVM" \
+        in r.stdout, r.stdout + r.stderr
 
 
 def test_jvm_options_apply():
@@ -100,7 +149,33 @@ def test_ctrl_c_during_java_call_raises_keyboard_interrupt():
     assert proc.returncode == 0
 
 
-def test_check_jni_mode_runs_clean():
+def test_ctrl_c_during_callback_reaches_the_caller_though_java_catches_it():
+    code = (
+        "import time\n"
+        "from py4jni import JavaGateway\n"
+        "gw = JavaGateway()\n"
+        "class Slow:\n"
+        "    class Java:\n"
+        "        implements = ['java.lang.Runnable']\n"
+        "    def run(self):\n"
+        "        print('ready', flush=True)\n"
+        "        time.sleep(60)\n"
+        "task = gw.jvm.java.util.concurrent.FutureTask(Slow(), None)  # catches Throwable\n"
+        "try:\n"
+        "    task.run()\n"
+        "    print('lost')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('KeyboardInterrupt', task.isDone(), flush=True)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert out.strip() == "KeyboardInterrupt True", out + err
+    assert proc.returncode == 0
+
+
+
     r = run_python(
         "from py4jni import JavaGateway\n"
         "import os\n"
@@ -131,3 +206,51 @@ def test_second_gateway_with_other_jvm_options_is_refused():
         "    print('ERR', e)\n")
     assert "ERR py4jni: the JVM of this process is already running with options [-Xrs -Xmx300m]" \
         in r.stdout, r.stdout + r.stderr
+
+
+EXIT_SCRIPT = (
+    "import atexit, sys, time\n"
+    "from py4jni import JavaGateway\n"
+    "jvm = JavaGateway().jvm\n"
+    "f = jvm.java.io.File.createTempFile('py4jni-exit-test', '.tmp')\n"
+    "f.deleteOnExit()\n"
+    "print('file', f.getPath(), flush=True)\n"
+    "class Hook:\n"
+    "    class Java:\n"
+    "        implements = ['java.lang.Runnable']\n"
+    "    def run(self):\n"
+    "        print('java shutdown hook ran', flush=True)\n"
+    "jvm.java.lang.Runtime.getRuntime().addShutdownHook(jvm.java.lang.Thread(Hook()))\n"
+    "timer = jvm.java.util.Timer()  # a non-daemon Java thread that never ends\n"
+    "atexit.register(lambda: print('python atexit ran'))\n"
+    "print('unflushed', end='')\n"
+    "class Exiter:\n"
+    "    class Java:\n"
+    "        implements = ['java.lang.Runnable']\n"
+    "    def run(self):\n"
+    "        jvm.java.lang.System.exit(4)\n"
+    "how = sys.argv[1]\n"
+    "if how == 'python':\n"
+    "    sys.exit(5)\n"
+    "if how == 'java':\n"
+    "    jvm.java.lang.System.exit(3)\n"
+    "if how == 'java-thread':\n"
+    "    jvm.java.lang.Thread(Exiter()).start()\n"
+    "    time.sleep(60)\n"
+    "print('not reached')\n")
+
+
+@pytest.mark.parametrize("how, status", [("python", 5), ("java", 3), ("java-thread", 4)])
+def test_exit_runs_both_sides_handlers(how, status):
+    """Python exiting runs Java's shutdown hooks and File.deleteOnExit (a non-daemon Java
+    thread does not hold the exit up); System.exit, on any thread, runs Python's atexit
+    handlers and flushes stdout first. The exit status is the one asked for."""
+    r = subprocess.run([sys.executable, "-c", EXIT_SCRIPT, how], capture_output=True,
+                       text=True, timeout=60)
+    path = r.stdout.splitlines()[0].split(" ", 1)[1]
+    assert r.returncode == status, r.stdout + r.stderr
+    assert "unflushed" in r.stdout and "python atexit ran" in r.stdout, r.stdout + r.stderr
+    assert "java shutdown hook ran" in r.stdout, r.stdout + r.stderr
+    assert "not reached" not in r.stdout
+    assert not os.path.exists(path), "File.deleteOnExit did not run"
+    assert "Exception" not in r.stderr, r.stderr

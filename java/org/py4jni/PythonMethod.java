@@ -25,6 +25,7 @@ final class PythonMethod {
 
     private static final AtomicInteger NEXT_ID = new AtomicInteger();
     private static final ConcurrentHashMap<Method, PythonMethod> BY_METHOD = new ConcurrentHashMap<>();
+    private static final ConcurrentHashMap<Method, PythonMethod> BY_NATIVE = new ConcurrentHashMap<>();
 
     final int id;
     final String name;
@@ -62,8 +63,12 @@ final class PythonMethod {
         return pm != null ? pm : BY_METHOD.computeIfAbsent(m, k -> new PythonMethod(k, 0));
     }
 
-    /** A new entry for native method `m` (each registration gets its own id). */
+    /**
+     * The entry of native method `m`: one per method for the process, so registering it
+     * again reuses the C side's method entry and closure.
+     */
     static PythonMethod forNative(Method m) {
-        return new PythonMethod(m, CALL_TARGET);
+        PythonMethod pm = BY_NATIVE.get(m);
+        return pm != null ? pm : BY_NATIVE.computeIfAbsent(m, k -> new PythonMethod(k, CALL_TARGET));
     }
 }

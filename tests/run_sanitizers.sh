@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# tests/run_sanitizers.sh - the pytest suite (in-process transport) against a build of
+# bridge/, jni/ and the _py4jni extension with gcc's AddressSanitizer and
+# UndefinedBehaviorSanitizer, in build-asan/ beside the normal build.
+#   usage: tests/run_sanitizers.sh [pytest args]   (after tests/setup_env.sh set up)
+# By default the in-process tests run (-k "not socket"; about two minutes): they cover
+# jni/ and the extension; the socket codec has its own fuzzer (tests/c/run_fuzz.sh).
+# Pytest arguments replace that selection (e.g. no argument filter: "-k ''").
+# Left out always: the callback nesting-depth tests (ASan's larger frames use up the
+# native stack sooner: they measure the normal build) and the perf harness smoke test
+# (it runs other projects' libraries, e.g. JPype's C++, which libasan does not support
+# when preloaded into python).
+# HotSpot owns SIGSEGV (handle_segv=0, allow_user_segv_handler=1); libasan is preloaded
+# because python itself is not instrumented; PYTHONMALLOC=malloc lets ASan see Python's
+# allocations; leaks are not checked (the JVM and the interpreter keep memory at exit).
+# Any sanitizer report fails the run: UBSan halts on the first (-fno-sanitize-recover),
+# ASan always does, and every report is also written under build-asan/reports/, which
+# must stay empty (a report in a child process the tests start counts too).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+: "${P4J_VENV:=$root/.venv}"
+build="$root/build-asan"
+reports="$build/reports"
+san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+if [ ! -f "$build/build.ninja" ]; then
+  CC=gcc cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DCMAKE_C_FLAGS="$san" -DCMAKE_SHARED_LINKER_FLAGS="$san" \
+        -DCMAKE_MODULE_LINKER_FLAGS="$san" -DCMAKE_EXE_LINKER_FLAGS="$san" \
+        -DPython_EXECUTABLE="$P4J_VENV/bin/python" >/dev/null
+fi
+ninja -C "$build" -j 2 >/dev/null
+rm -rf "$reports"
+mkdir -p "$reports"
+libasan=$(gcc -print-file-name=libasan.so)
+if [ $# -eq 0 ]; then
+  set -- -k "not socket"
+fi
+status=0
+cd "$root"
+env LD_PRELOAD="$libasan" PYTHONMALLOC=malloc \
+    ASAN_OPTIONS="handle_segv=0:allow_user_segv_handler=1:detect_leaks=0:halt_on_error=1:log_path=$reports/asan" \
+    UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$reports/ubsan" \
+    PYTHONPATH="$build/python" P4J_FIXTURES_JAR="$build/tests/py4jni-test-fixtures.jar" \
+    "$P4J_VENV/bin/python" -m pytest -p no:faulthandler -q tests/python \
+    --deselect "tests/python/test_callbacks.py::test_reentrancy_120_levels" \
+    --deselect "tests/python/test_callbacks.py::test_reentrancy_on_java_thread" \
+    --ignore "tests/python/test_perf_harness.py" \
+    "$@" || status=1
+if compgen -G "$reports/*" >/dev/null; then
+  echo "run_sanitizers.sh: sanitizer reports:" >&2
+  for f in "$reports"/*; do echo "== $f" >&2; head -n 60 "$f" >&2; done
+  status=1
+fi
+exit $status
