@@ -86,14 +86,12 @@ static void member_target(JavaMemberObject *m, ClientObject **cl, p4j_ref **ref)
 static PyObject *call_failed(ClientObject *cl, p4j_error *err, const p4j_ref *ref,
                              JavaMemberObject *m)
 {
-    char id[64], where[64 + 256];
+    char id[300];
     if (m->flags & P4J_CALL_STATIC)
         snprintf(id, sizeof id, "z:%s", PyUnicode_AsUTF8(((JavaClassObject *)m->owner)->fqn));
     else
         p4j_ref_id(cl, ref, id, sizeof id);
-    snprintf(where, sizeof where, "%s.%.*s", id, (int)(m->cname_len > 255 ? 255 : m->cname_len),
-             m->cname);
-    return p4j_raise(cl, err, where);
+    return p4j_raise_call(cl, err, id, m->cname);
 }
 
 static PyObject *member_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
@@ -218,13 +216,41 @@ static void jobject_dealloc(PyObject *self)
         Py_TYPE(self)->tp_free(self);
 }
 
+/* Returns the Client argument of JavaObject(...)/JavaClass(...), or NULL with TypeError. */
+static ClientObject *client_arg(PyObject *client)
+{
+    if (!PyObject_TypeCheck(client, &ClientType)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "gateway_client must be a py4jni gateway client (gateway._gateway_client)");
+        return NULL;
+    }
+    return (ClientObject *)client;
+}
+
+/* py4j's JavaObject(target_id, gateway_client): the exception being passed to
+ * get_return_value, else what py4jni.java_gateway resolves for the id. */
 static PyObject *jobject_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    (void)type; (void)args; (void)kwds;
-    PyErr_SetString(PyExc_TypeError,
-                    "JavaObject instances come from the gateway (call a Java constructor "
-                    "through gateway.jvm)");
-    return NULL;
+    (void)type;
+    static char *kwlist[] = {"target_id", "gateway_client", NULL};
+    PyObject *id, *client;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "UO:JavaObject", kwlist, &id, &client))
+        return NULL;
+    ClientObject *cl = client_arg(client);
+    if (!cl)
+        return NULL;
+    if (cl->pending) {
+        PyObject *o = PyDict_GetItemWithError(cl->pending, id);
+        if (o)
+            return Py_NewRef(o);
+        if (PyErr_Occurred())
+            return NULL;
+    }
+    if (!p4j_reg.object_from_id) {
+        PyErr_SetString(PyExc_TypeError, "py4jni: JavaObject(id, client) needs the py4jni package");
+        return NULL;
+    }
+    return PyObject_CallFunctionObjArgs(p4j_reg.object_from_id, id, client, NULL);
 }
 
 static PyObject *jobject_getattro(PyObject *self, PyObject *name)
@@ -574,11 +600,29 @@ static PyObject *jclass_vectorcall(PyObject *self, PyObject *const *args, size_t
     Py_END_ALLOW_THREADS
     p4j_args_release(&pack);
     if (st != P4J_OK) {
-        char where[300];
-        snprintf(where, sizeof where, "None.%s", PyUnicode_AsUTF8(o->fqn));
-        return p4j_raise(cl, &err, where);
+        return p4j_raise_call(cl, &err, NULL, PyUnicode_AsUTF8(o->fqn));
     }
     return p4j_value_to_py(cl, &out);
+}
+
+/* py4j's JavaClass(fqn, gateway_client): the class, resolved once (Py4JError if absent). */
+static PyObject *jclass_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    (void)type;
+    static char *kwlist[] = {"fqn", "gateway_client", NULL};
+    PyObject *fqn, *client;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "UO:JavaClass", kwlist, &fqn, &client))
+        return NULL;
+    if (!client_arg(client))
+        return NULL;
+    PyObject *r = PyObject_CallMethod(client, "resolve", "OO", Py_None, fqn);
+    if (r == Py_None) {
+        Py_DECREF(r);
+        PyErr_Format(p4j_reg.Py4JError ? p4j_reg.Py4JError : PyExc_RuntimeError,
+                     "py4jni: %U is not a Java class", fqn);
+        return NULL;
+    }
+    return r;
 }
 
 static PyObject *jclass_repr(PyObject *self)
@@ -647,6 +691,7 @@ PyTypeObject JavaClassType = {
     .tp_call = PyVectorcall_Call,
     .tp_vectorcall_offset = offsetof(JavaClassObject, vectorcall),
     .tp_repr = jclass_repr,
+    .tp_new = jclass_new,
     .tp_methods = jclass_methods,
     .tp_getset = jclass_getset,
 };
