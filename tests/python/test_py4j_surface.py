@@ -29,6 +29,15 @@ DEVIATIONS: dict[tuple[str, str], str] = {
 }
 
 
+def test_deviations_are_documented() -> None:
+    from conftest import ROOT
+    with open(f"{ROOT}/README.md") as f:
+        readme = f.read()
+    table = readme.split("## Deviations from py4j", 1)[1].split("\n## ", 1)[0]
+    for (_, name), _reason in DEVIATIONS.items():
+        assert f"`{name}`" in table, f"{name} is missing from README's deviations table"
+
+
 def public_names(module: types.ModuleType) -> set[str]:
     return {n for n, v in vars(module).items()
             if not n.startswith("_") and not isinstance(v, types.ModuleType)}
