@@ -476,7 +476,7 @@ class JavaGateway(_py4jni.Namespace):
             try:
                 socket_callbacks.attach(self, callback_server_parameters is not None, eager)
             except Exception:
-                self.shutdown()  # py4j: a callback server that cannot start ends the gateway
+                self.close()  # ends the gateway; py4j would also stop the GatewayServer
                 raise
         elif start_callback_server:
             self.start_callback_server(self.callback_server_parameters)
@@ -511,7 +511,7 @@ class JavaGateway(_py4jni.Namespace):
             try:
                 return socket_callbacks.start_callback_server(self, callback_server_parameters)
             except Exception:
-                self.shutdown()  # as py4j does when its callback server cannot start
+                self.close()  # ends the gateway (py4j: shutdown, stopping the server too)
                 raise
         from . import _hooks
         return _hooks.start_callback_server(self, callback_server_parameters)
@@ -584,17 +584,20 @@ class JavaGateway(_py4jni.Namespace):
         return gateway
 
     def shutdown(self, raise_exception: bool = False) -> None:
-        """Closes the gateway: later use of its objects raises Py4JError. In-process the
-        JVM stays up (a JVM cannot be restarted in one process); a GatewayServer this
-        gateway launched is stopped."""
+        """Closes the gateway: later use of its objects raises Py4JError. Socket mode:
+        as py4j, asks the GatewayServer to shut down (a server this gateway launched is
+        waited for, killed if it ignores the request; ``java_process`` stays readable).
+        In-process the JVM stays up (a JVM cannot be restarted in one process)."""
         from . import _hooks
         _hooks.before_shutdown(self)
-        proc = self.__dict__.get("java_process")
-        if proc is not None:
+        if self._mode == "socket" and not self._gateway_client.closed:
             try:
                 _py4jni.shutdown_server(self._gateway_client)
             except Py4JError:
-                pass
+                if raise_exception:
+                    raise
+        proc = self.__dict__.get("java_process")
+        if proc is not None and proc.poll() is None:
             try:
                 if proc.stdin:
                     proc.stdin.close()  # --die-on-broken-pipe servers exit on EOF
@@ -602,14 +605,22 @@ class JavaGateway(_py4jni.Namespace):
             except Exception:  # noqa: BLE001 - a server that ignores 's' is killed
                 proc.kill()
                 proc.wait()
-            self.__dict__["java_process"] = None
         self._gateway_client.shutdown()
-        self.shutdown_callback_server()
+        self.shutdown_callback_server(raise_exception)
 
     def close(self, keep_callback_server: bool = False,
               close_callback_server_connections: bool = False) -> None:
-        """Closes the connection (in-process: the same as shutdown)."""
-        self.shutdown()
+        """Closes this gateway's connections, leaving the GatewayServer running (socket
+        mode; the callback server too when ``keep_callback_server``). In-process the
+        same as shutdown."""
+        if self._mode != "socket":
+            self.shutdown()
+            return
+        from . import _hooks
+        _hooks.before_shutdown(self)
+        self._gateway_client.shutdown()
+        if not keep_callback_server:
+            self.shutdown_callback_server()
 
     def shutdown_callback_server(self, raise_exception: bool = False) -> None:
         """Socket mode: stops the callback server, closes its connections and forgets the

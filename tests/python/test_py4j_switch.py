@@ -93,9 +93,24 @@ def test_pth_hook_does_nothing_when_unset(tmp_path):
     assert out.stdout.split() == ["False", "False"]
 
 
-def test_run_socket_mode_uses_py4js_server(program, py4j_server):
-    # --socket: the program's JavaGateway() means py4j's own behaviour (a GatewayServer);
-    # the test's server listens on an ephemeral port, so point the default at it.
+def test_run_socket_mode_uses_py4js_server(program):
+    # --socket: the program's JavaGateway() means py4j's own behaviour (a GatewayServer,
+    # which its shutdown() stops: a server of its own); the server listens on an
+    # ephemeral port, so the default port is pointed at it.
+    from py4jni import launch_gateway
+    py4j_server, proc = launch_gateway(classpath=fixtures_jar(), die_on_exit=True,
+                                       return_proc=True)
+    try:
+        out = _run_socket_program(program, py4j_server)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert out.returncode == 0, out.stderr
+    words = out.stdout.strip().split("|")
+    assert words[:2] == ["mode", "socket"] and words[-2:] == ["error", "NumberFormatException"]
+
+
+def _run_socket_program(program: str, py4j_server: int) -> subprocess.CompletedProcess:
     code = textwrap.dedent(f'''
         import runpy, sys
         sys.argv = ["py4jni", "run", "--socket", {program!r}, "5", "noentry"]
@@ -105,11 +120,8 @@ def test_run_socket_mode_uses_py4js_server(program, py4j_server):
         from py4jni.__main__ import main
         main(sys.argv[1:])
     ''')
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120, env=env_for())
-    assert out.returncode == 0, out.stderr
-    words = out.stdout.strip().split("|")
-    assert words[:2] == ["mode", "socket"] and words[-2:] == ["error", "NumberFormatException"]
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, env=env_for())
 
 
 def test_clientserver_with_socket_parameters_refuses_loudly(inproc_gateway):

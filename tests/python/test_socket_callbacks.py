@@ -82,7 +82,7 @@ def own(server):
 
     yield make
     for gw in reversed(made):
-        gw.shutdown()
+        gw.close()  # shutdown() would stop the shared GatewayServer (py4j's rule)
 
 
 def ephemeral(**kwargs):
@@ -170,7 +170,7 @@ def test_shutdown_closes_the_callback_server(own):
     op = Add()
     fx_holder.hold(op)
     port = holder.get_callback_server().get_listening_port()
-    holder.shutdown()
+    holder.close()  # closes the callback server too; shutdown() would stop the server
     assert holder.get_callback_server() is None
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=10).close()
