@@ -224,23 +224,19 @@ def get_return_value(answer: str, gateway_client: Any, target_id: Any = None,
     return OUTPUT_CONVERTER[answer[1]](answer[2:], gateway_client)
 
 
-def get_error_message(answer: str, gateway_client: Any = None) -> str | None:
-    """The message of an error answer (``"xs..."``: the text; ``"xr..."``: the Java
-    exception's string), else None."""
-    try:
-        if len(answer) > 1 and answer[1] == STRING_TYPE:
-            return unescape_new_line(answer[2:])
-        if len(answer) > 1 and answer[1] == REFERENCE_TYPE and gateway_client is not None:
-            return str(OUTPUT_CONVERTER[REFERENCE_TYPE](answer[2:], gateway_client))
-    except Exception:  # noqa: BLE001 - a message is best effort
-        pass
-    return None
+def get_error_message(answer: str, gateway_client: Any = None) -> tuple[bool, Any]:
+    """``(is the answer an error, its message)``: the message of a string error answer
+    (``"xs..."``), else None (null and reference answers carry none)."""
+    failed = is_error(answer)[0]
+    if failed and len(answer) > 1 and answer[1] == STRING_TYPE:
+        return failed, OUTPUT_CONVERTER[STRING_TYPE](answer[2:], gateway_client)
+    return failed, None
 
 
 def compute_exception_message(default_message: str, extra_message: str | None = None) -> str:
-    """``default_message``, followed by ``extra_message`` when there is one."""
+    """``default_message``, followed by `` -- extra_message`` when there is one."""
     if extra_message:
-        return f"{default_message}\n{extra_message}"
+        return f"{default_message} -- {extra_message}"
     return default_message
 
 

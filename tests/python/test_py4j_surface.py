@@ -76,8 +76,10 @@ def test_protocol_encoding_matches_py4j() -> None:
     assert ours.decode_bytearray(ours.encode_bytearray(b"\x00\xff")) == bytearray(b"\x00\xff")
     assert ours.is_error("xs")[0] and not ours.is_error("ys")[0]
     assert ours.is_fatal_error("z") and not ours.is_fatal_error("x")
-    assert ours.compute_exception_message("a", "b") == "a\nb"
-    assert ours.get_error_message("xsno\\nway") == "no\nway"
+    for args in [("a", "b"), ("a", None)]:
+        assert ours.compute_exception_message(*args) == theirs.compute_exception_message(*args)
+    for answer in ["xsno\\nway", "xn", "yi1", "x"]:
+        assert ours.get_error_message(answer) == theirs.get_error_message(answer), answer
 
 
 def test_get_return_value_decodes_py4j_answers() -> None:
