@@ -313,6 +313,8 @@ class JavaPackage(_py4jni.Namespace):
 
     def _resolve(self, name: str) -> Any:
         """Resolves ``<package>.name`` (one transport call), caching the answer."""
+        if name == UserHelpAutoCompletion.KEY:
+            return UserHelpAutoCompletion
         fqn = f"{self._fqn}.{name}"
         found = self._gateway_client.resolve(None, fqn)
         if found is None:
@@ -324,7 +326,8 @@ class JavaPackage(_py4jni.Namespace):
         raise TypeError(f"Trying to call a package: {self._fqn} is not a Java class")
 
     def __dir__(self) -> list[str]:
-        return [k for k in self.__dict__ if not k.startswith("_")]
+        """py4j's placeholder: a package cannot list its classes."""
+        return [UserHelpAutoCompletion.KEY]
 
     def __repr__(self) -> str:
         return f"<JavaPackage {self._fqn}>"
@@ -345,6 +348,8 @@ class JVMView(_py4jni.Namespace):
 
     def _resolve(self, name: str) -> Any:
         """Resolves ``name`` through this view's imports (one transport call), caching it."""
+        if name == UserHelpAutoCompletion.KEY:
+            return UserHelpAutoCompletion()
         found = self._gateway_client.resolve(self._view, name)
         if found is None:
             found = JavaPackage(name, self._gateway_client)
@@ -361,7 +366,8 @@ class JVMView(_py4jni.Namespace):
             self._resolved.clear()
 
     def __dir__(self) -> list[str]:
-        return self._gateway_client.dir(self._view, "v")
+        """The classes imported into this view, then py4j's placeholder."""
+        return self._gateway_client.dir(self._view, "v") + [UserHelpAutoCompletion.KEY]
 
     def __repr__(self) -> str:
         return f"<JVMView {self._id}>"
@@ -702,6 +708,7 @@ def _describe_client(gateway: "JavaGateway") -> None:
     client.gateway_property = GatewayProperty(params.auto_field, pool,
                                               params.enable_memory_management)
     client.converters = proto.INPUT_CONVERTER if gateway._auto_convert else None
+    client.auto_field = params.auto_field
     if isinstance(gateway.entry_point, JavaObject):  # JavaObject("t", client)
         import weakref
         client._entry_point = weakref.ref(gateway.entry_point)

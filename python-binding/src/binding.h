@@ -20,6 +20,7 @@ typedef struct ClientObject {
                              (None: not a proxy), from py4jni/socket_callbacks.py; or None */
     PyObject *weakreflist;
     PyObject *dict;    /* py4j's GatewayClient attributes set by py4jni (address, port, ...) */
+    int auto_field;    /* py4j's auto_field: JavaObject attributes read public fields first */
     PyObject *pending; /* dict: id -> JavaObject of a Java exception being raised (so that
                           JavaObject(id, client) in get_return_value finds it), or NULL */
 } ClientObject;

@@ -33,6 +33,7 @@ static PyObject *client_wrap_new(p4j_client *c)
     cl->weakreflist = NULL;
     cl->dict = NULL;
     cl->pending = NULL;
+    cl->auto_field = 0;
     return (PyObject *)cl;
 }
 
@@ -312,7 +313,26 @@ static PyMethodDef client_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+static PyObject *client_get_auto_field(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(((ClientObject *)self)->auto_field);
+}
+
+static int client_set_auto_field(PyObject *self, PyObject *value, void *closure)
+{
+    (void)closure;
+    int on = value ? PyObject_IsTrue(value) : 0;
+    if (on < 0)
+        return -1;
+    ((ClientObject *)self)->auto_field = on;
+    return 0;
+}
+
 static PyGetSetDef client_getset[] = {
+    {"auto_field", client_get_auto_field, client_set_auto_field,
+     "py4j's auto_field: attributes of JavaObjects read a public field when there is one "
+     "(one extra transport call per attribute read).", NULL},
     {"closed", client_get_closed, NULL, "True after shutdown().", NULL},
     {"kind", client_get_kind, NULL, "'inproc' or 'socket'.", NULL},
     {"converter", client_get_converter, client_set_converter,

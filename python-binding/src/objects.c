@@ -147,7 +147,33 @@ static PyObject *member_get_container(PyObject *self, void *closure)
     return Py_NewRef(((JavaMemberObject *)self)->owner);
 }
 
+/* py4j's __doc__: the help page of `target` (a JavaObject or JavaClass), restricted to
+ * the overloads of `name` when given; `fallback` (the type's doc) when it fails. */
+static PyObject *help_doc(PyObject *target, PyObject *name, const char *fallback)
+{
+    PyObject *client = PyObject_GetAttrString(target, "_gateway_client");
+    PyObject *pattern = name ? PyUnicode_FromFormat("%U(*", name) : Py_NewRef(Py_None);
+    PyObject *page = client && pattern
+                         ? PyObject_CallMethod(client, "help", "OO", target, pattern)
+                         : NULL;
+    Py_XDECREF(client);
+    Py_XDECREF(pattern);
+    if (!page) {
+        PyErr_Clear(); /* a closed gateway: introspection must not fail */
+        return PyUnicode_FromString(fallback);
+    }
+    return page;
+}
+
+static PyObject *member_get_doc(PyObject *self, void *closure)
+{
+    (void)closure;
+    JavaMemberObject *m = (JavaMemberObject *)self;
+    return help_doc(m->owner, m->name, "A Java method.");
+}
+
 static PyGetSetDef member_getset[] = {
+    {"__doc__", member_get_doc, NULL, "py4j's help page of this method's overloads.", NULL},
     {"name", member_get_name, NULL, "The Java method name.", NULL},
     {"container", member_get_container, NULL, "The object or class the method belongs to.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
@@ -270,6 +296,13 @@ static PyObject *jobject_getattro(PyObject *self, PyObject *name)
     }
     if (!PyUnicode_Check(name) || is_dunder(name))
         return PyObject_GenericGetAttr(self, name);
+    if (((JavaObject *)self)->client->auto_field) { /* py4j: a field wins over a method */
+        PyObject *v = PyObject_CallMethod((PyObject *)((JavaObject *)self)->client,
+                                          "field_get", "OO", self, name);
+        if (v || !p4j_reg.Py4JError || !PyErr_ExceptionMatches(p4j_reg.Py4JError))
+            return v;
+        PyErr_Clear();
+    }
     return p4j_member_new(self, name, 0);
 }
 
@@ -375,7 +408,9 @@ static PyObject *jobject_dir(PyObject *self, PyObject *unused)
 {
     (void)unused;
     JavaObject *o = (JavaObject *)self;
-    PyObject *fields = dir_names(o->client, &o->ref, P4J_DIR_FIELDS);
+    /* py4j lists the fields only under auto_field (then they are attributes) */
+    PyObject *fields = o->client->auto_field ? dir_names(o->client, &o->ref, P4J_DIR_FIELDS)
+                                             : PyList_New(0);
     PyObject *methods = fields ? dir_names(o->client, &o->ref, P4J_DIR_METHODS) : NULL;
     PyObject *r = NULL;
     if (methods) {
@@ -403,6 +438,12 @@ static PyObject *jobject_get_client(PyObject *self, void *closure)
     return Py_NewRef((PyObject *)((JavaObject *)self)->client);
 }
 
+static PyObject *jobject_object_id(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyObject_GetAttrString(self, "_target_id");
+}
+
 static PyObject *jobject_detach(PyObject *self, PyObject *unused)
 {
     (void)unused;
@@ -421,12 +462,28 @@ static PyObject *jobject_detached(PyObject *self, void *closure)
 
 static PyMethodDef jobject_methods[] = {
     {"__dir__", jobject_dir, METH_NOARGS, "Java fields and methods of this object."},
+    {"_get_object_id", jobject_object_id, METH_NOARGS, "py4j's id of the Java object."},
     {"_detach", jobject_detach, METH_NOARGS,
      "Releases the Java object now; later use raises Py4JError."},
     {NULL, NULL, 0, NULL},
 };
 
+static PyObject *jobject_get_auto_field(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(((JavaObject *)self)->client->auto_field);
+}
+
+static PyObject *jobject_get_doc(PyObject *self, void *closure)
+{
+    (void)closure;
+    return help_doc(self, NULL, "A reference to a Java object.");
+}
+
 static PyGetSetDef jobject_getset[] = {
+    {"__doc__", jobject_get_doc, NULL, "py4j's help page of the object's class.", NULL},
+    {"_auto_field", jobject_get_auto_field, NULL,
+     "py4j's auto_field of the gateway: attributes read public fields first.", NULL},
     {"_target_id", jobject_get_target_id, NULL, "py4j's id of the Java object.", NULL},
     {"_gateway_client", jobject_get_client, NULL, "The client this object lives in.", NULL},
     {"_detached", jobject_detached, NULL, "True once the Java object was released.", NULL},
@@ -668,7 +725,14 @@ static PyMethodDef jclass_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+static PyObject *jclass_get_doc(PyObject *self, void *closure)
+{
+    (void)closure;
+    return help_doc(self, NULL, "A Java class.");
+}
+
 static PyGetSetDef jclass_getset[] = {
+    {"__doc__", jclass_get_doc, NULL, "py4j's help page of the class.", NULL},
     {"_fqn", jclass_get_fqn, NULL, "The class's binary name.", NULL},
     {"_java_lang_class", jclass_get_class, NULL, "The java.lang.Class object (a JavaObject).",
      NULL},
