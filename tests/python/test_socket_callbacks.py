@@ -564,3 +564,35 @@ print(gw.jvm.org.py4jni.fixtures.CallbackFixtures.applyHeld(2, 3))
     r = run_python(code)
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.split() == ["5"]
+
+
+def test_server_signals_follow_py4j(own):
+    """py4j's server signals: started, connection started/stopped, pre/post shutdown and
+    stopped, each with the callback server as sender."""
+    from py4jni import java_gateway as jg
+    events = []
+    names = ["server_started", "server_connection_started", "server_connection_stopped",
+             "pre_server_shutdown", "server_stopped", "post_server_shutdown"]
+    receivers = {}
+    for name in names:
+        def receiver(signal, sender, _name=name, **params):
+            events.append((_name, sender))
+        receivers[name] = receiver
+        getattr(jg, name).connect(receiver)
+    try:
+        gw = own(callback_server_parameters=ephemeral())
+        server = gw.get_callback_server()
+        assert gw.jvm.org.py4jni.fixtures.Callbacks.apply(Add(), 1, 2) == 3
+        gw.shutdown_callback_server()
+    finally:
+        for name in names:
+            getattr(jg, name).disconnect(receivers[name])
+    seen = [name for name, sender in events if sender is server]
+    assert seen[0] == "server_started" and "server_connection_started" in seen
+    assert "server_connection_stopped" in seen
+    # between pre_ and post_server_shutdown: the accepting thread stops and the
+    # connections close (concurrently, as in py4j)
+    tail = seen[seen.index("pre_server_shutdown"):]
+    assert tail[0] == "pre_server_shutdown" and tail[-1] == "post_server_shutdown"
+    assert {"server_stopped"} <= set(tail[1:-1]) <= {"server_stopped",
+                                                     "server_connection_stopped"}
