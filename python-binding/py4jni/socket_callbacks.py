@@ -468,6 +468,7 @@ class _GatewayCallbacks:
         self.explicit = explicit
         self.pool = PythonProxyPool()
         self.server: CallbackServer | None = None
+        self.java_pointed = False  # Java's callback client was checked/reset for server
         self.entry_point: Any = None
         self.lock = threading.RLock()
 
@@ -487,6 +488,8 @@ class _GatewayCallbacks:
                                 f"interface names (str), not {name!r}")
         if self.server is None:
             self.start(None, implicit=True)
+        elif not self.java_pointed:  # Java was not up when the server started
+            self._point_java_at(self.server)
         return self.pool.put(obj) + ";" + ";".join(names)
 
     def start(self, params: Any, implicit: bool = False) -> bool:
@@ -516,6 +519,8 @@ class _GatewayCallbacks:
                 server.start()
             try:
                 self._point_java_at(server)
+            except Py4JNetworkError:
+                pass  # Java is not up yet: pointed when the first proxy is sent
             except BaseException:
                 server._stop(clear_pool=False)
                 raise
@@ -535,10 +540,12 @@ class _GatewayCallbacks:
         try:
             java_port = java_server.getPythonPort()
             java_address = java_server.getPythonAddress()
-            if java_port == port and java_address.getHostAddress() == address:
-                return
-            java_server.resetCallbackClient(
-                gateway.jvm.java.net.InetAddress.getByName(address), port)
+            if java_port != port or java_address.getHostAddress() != address:
+                java_server.resetCallbackClient(
+                    gateway.jvm.java.net.InetAddress.getByName(address), port)
+            self.java_pointed = True
+        except Py4JNetworkError:
+            raise  # Java not reachable (yet)
         except Py4JError as exc:
             raise Py4JError(f"py4jni: cannot point the Java side at the callback server "
                             f"({address}:{port}) through {GATEWAY_SERVER_OBJECT_ID}."

@@ -596,3 +596,26 @@ def test_server_signals_follow_py4j(own):
     assert tail[0] == "pre_server_shutdown" and tail[-1] == "post_server_shutdown"
     assert {"server_stopped"} <= set(tail[1:-1]) <= {"server_stopped",
                                                      "server_connection_stopped"}
+
+
+def test_callback_server_starts_before_java_is_up():
+    """py4j's callback server does not need the GatewayServer: the gateway and its
+    callback server start first; Java is pointed at it when the first proxy is sent."""
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    gw = JavaGateway(gateway_parameters=GatewayParameters(port=port),
+                     callback_server_parameters=ephemeral())
+    proc = None
+    try:
+        assert gw.get_callback_server().get_listening_port() > 0
+        from py4jni import launch_gateway
+        _, proc = launch_gateway(port=port, classpath=fixtures_jar(), die_on_exit=True,
+                                 return_proc=True)
+        assert gw.jvm.org.py4jni.fixtures.Callbacks.apply(Add(), 2, 5) == 7
+    finally:
+        gw.close()
+        if proc is not None:
+            proc.kill()
+            proc.wait()
