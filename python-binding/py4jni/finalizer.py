@@ -12,6 +12,16 @@ from typing import Any
 from .compat import items  # noqa: F401 - py4j exports it
 
 
+def _clear(finalizers: dict[Any, Any], clear_all: bool) -> None:
+    """Drops the weak references whose referent died (all with ``clear_all``)."""
+    if clear_all:
+        finalizers.clear()
+        return
+    for key, ref in list(finalizers.items()):
+        if ref() is None:
+            del finalizers[key]
+
+
 class ThreadSafeFinalizer:
     """Finalizers kept under a lock: ``add_finalizer(id, weak_ref)`` keeps the weak
     reference (whose callback does the work) alive until ``remove_finalizer(id)``."""
@@ -35,12 +45,7 @@ class ThreadSafeFinalizer:
     def clear_finalizers(cls, clear_all: bool = False) -> None:
         """Forgets finalizers whose referent died (all of them with ``clear_all``)."""
         with cls.lock:
-            if clear_all:
-                cls.finalizers.clear()
-                return
-            for key, ref in list(cls.finalizers.items()):
-                if ref() is None:
-                    del cls.finalizers[key]
+            _clear(cls.finalizers, clear_all)
 
 
 class Finalizer:
@@ -61,12 +66,7 @@ class Finalizer:
     @classmethod
     def clear_finalizers(cls, clear_all: bool = False) -> None:
         """Forgets finalizers whose referent died (all of them with ``clear_all``)."""
-        if clear_all:
-            cls.finalizers.clear()
-            return
-        for key, ref in list(cls.finalizers.items()):
-            if ref() is None:
-                del cls.finalizers[key]
+        _clear(cls.finalizers, clear_all)
 
 
 def clear_finalizers(clear_all: bool = False) -> None:

@@ -14,18 +14,9 @@ MODULES = ["java_gateway", "protocol", "java_collections", "clientserver", "fina
 # Names py4j exposes only as side effects of its own imports of Python 2/3 helpers
 # that py4jni does not import in that module: (module, name) -> reason.
 DEVIATIONS: dict[tuple[str, str], str] = {
-    ("java_gateway", "unicode_literals"): "a __future__ feature, not an API",
-    ("java_gateway", "absolute_import"): "a __future__ feature, not an API",
-    ("protocol", "unicode_literals"): "a __future__ feature, not an API",
-    ("protocol", "absolute_import"): "a __future__ feature, not an API",
-    ("java_collections", "unicode_literals"): "a __future__ feature, not an API",
-    ("java_collections", "absolute_import"): "a __future__ feature, not an API",
-    ("clientserver", "unicode_literals"): "a __future__ feature, not an API",
-    ("clientserver", "absolute_import"): "a __future__ feature, not an API",
-    ("finalizer", "unicode_literals"): "a __future__ feature, not an API",
-    ("finalizer", "absolute_import"): "a __future__ feature, not an API",
-    ("compat", "unicode_literals"): "a __future__ feature, not an API",
-    ("compat", "absolute_import"): "a __future__ feature, not an API",
+    (module, feature): "a __future__ feature, not an API"
+    for module in MODULES if module not in ("signals",)
+    for feature in ("unicode_literals", "absolute_import")
 }
 
 
