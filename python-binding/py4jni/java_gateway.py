@@ -707,6 +707,7 @@ def _describe_client(gateway: "JavaGateway") -> None:
     client.is_connected = gateway._mode == "inproc" or not client.closed
     client.gateway_property = GatewayProperty(params.auto_field, pool,
                                               params.enable_memory_management)
+    gateway.gateway_property = client.gateway_property
     client.converters = proto.INPUT_CONVERTER if gateway._auto_convert else None
     client.auto_field = params.auto_field
     if isinstance(gateway.entry_point, JavaObject):  # JavaObject("t", client)

@@ -141,6 +141,7 @@ def test_gateway_client_looks_like_py4js(gateway):
     assert client.address == gateway.gateway_parameters.address
     assert client.port == gateway.gateway_parameters.port
     assert isinstance(client.gateway_property, java_gateway.GatewayProperty)
+    assert gateway.gateway_property is client.gateway_property
     assert len(client.gateway_property.pool) >= 0
     assert client.converters is (protocol.INPUT_CONVERTER if gateway._auto_convert else None)
 
@@ -149,3 +150,19 @@ def test_gateway_help_of_a_member(gateway):
     sb = gateway.jvm.java.lang.StringBuilder()
     page = java_gateway.gateway_help(gateway._gateway_client, sb.append, display=False)
     assert "append" in page and "reverse" not in page
+
+
+@pytest.mark.socket_only("in-process Java holds Python objects through JNI, not the pool")
+def test_proxy_pool_bookkeeping(gateway):
+    class Op:
+        class Java:
+            implements = ["org.py4jni.fixtures.Operator"]
+
+        def apply(self, a, b):
+            return a * b
+
+    pool = gateway.gateway_property.pool
+    before = len(pool)
+    holder = gateway.jvm.java.util.ArrayList()
+    holder.add(Op())
+    assert len(pool) == before + 1
