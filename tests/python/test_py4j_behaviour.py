@@ -58,3 +58,12 @@ def test_doc_is_py4js_help_page(gateway):
     cls_doc = gateway.jvm.java.lang.Integer.__doc__
     assert "Help on class Integer in package java.lang" in cls_doc
     assert "parseInt" in cls_doc
+
+
+def test_help_shows_py4js_page(gateway):
+    import pydoc
+    sb = gateway.jvm.java.lang.StringBuilder()
+    page = pydoc.render_doc(sb, renderer=pydoc.plaintext)  # what help(sb) prints
+    assert "Help on class StringBuilder in package java.lang" in page
+    member_page = pydoc.render_doc(sb.reverse, renderer=pydoc.plaintext)
+    assert "reverse(" in member_page and "append(" not in member_page
