@@ -847,6 +847,30 @@ class GatewayConnectionGuard:
             self._connection.close()
 
 
+def _member_stream(member: JavaMember, *args: Any) -> GatewayConnectionGuard:
+    """py4j's ``JavaMember.stream(*args)`` (socket mode): calls the method, which returns
+    a ReadableByteChannel, on a connection of its own whose bytes the returned guard
+    reads (``with member.stream() as g: g.read(n)``)."""
+    owner = member.container
+    client = owner._gateway_client
+    if client.kind != "socket":
+        raise Py4JError("py4jni: JavaMember.stream() is py4j's binary socket protocol; "
+                        "in-process, call the method and read its channel")
+    target = (proto.STATIC_PREFIX + owner._fqn if isinstance(owner, JavaClass)
+              else owner._target_id)
+    parts = "".join(get_command_part(a) for a in args)
+    connection = GatewayConnection(client.gateway_parameters)
+    connection.start()
+    try:
+        answer = connection.send_command(f"{proto.STREAM_COMMAND_NAME}{target}\n"
+                                         f"{member.name}\n{parts}{proto.END_COMMAND_PART}")
+        get_return_value(answer, client, target, member.name)
+    except BaseException:
+        connection.close()
+        raise
+    return GatewayConnectionGuard(client, connection)
+
+
 def __getattr__(name: str) -> Any:
     """py4j's callback-server classes, imported on first use (socket mode only)."""
     if name in ("CallbackServer", "CallbackConnection", "PythonProxyPool"):

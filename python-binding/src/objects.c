@@ -179,6 +179,34 @@ static PyGetSetDef member_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
+/* py4j's JavaMember.stream(*args): py4jni.java_gateway._member_stream does it. */
+static PyObject *member_stream(PyObject *self, PyObject *args)
+{
+    PyObject *mod = PyImport_ImportModule("py4jni.java_gateway");
+    PyObject *fn = mod ? PyObject_GetAttrString(mod, "_member_stream") : NULL;
+    Py_XDECREF(mod);
+    if (!fn)
+        return NULL;
+    PyObject *full = PyTuple_New(PyTuple_GET_SIZE(args) + 1);
+    PyObject *r = NULL;
+    if (full) {
+        PyTuple_SET_ITEM(full, 0, Py_NewRef(self));
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); i++)
+            PyTuple_SET_ITEM(full, i + 1, Py_NewRef(PyTuple_GET_ITEM(args, i)));
+        r = PyObject_Call(fn, full, NULL);
+        Py_DECREF(full);
+    }
+    Py_DECREF(fn);
+    return r;
+}
+
+static PyMethodDef member_methods[] = {
+    {"stream", member_stream, METH_VARARGS,
+     "stream(*args): calls the method with py4j's binary protocol (socket mode); returns "
+     "a guard whose read() gives the bytes of the ReadableByteChannel it returned."},
+    {NULL, NULL, 0, NULL},
+};
+
 PyTypeObject JavaMemberType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "py4jni._py4jni.JavaMember",
@@ -190,6 +218,7 @@ PyTypeObject JavaMemberType = {
     .tp_call = PyVectorcall_Call,
     .tp_dealloc = member_dealloc,
     .tp_repr = member_repr,
+    .tp_methods = member_methods,
     .tp_getset = member_getset,
 };
 

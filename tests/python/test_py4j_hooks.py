@@ -166,3 +166,16 @@ def test_proxy_pool_bookkeeping(gateway):
     holder = gateway.jvm.java.util.ArrayList()
     holder.add(Op())
     assert len(pool) == before + 1
+
+
+@pytest.mark.socket_only("py4j's binary protocol is a socket feature")
+def test_member_stream_reads_the_returned_channel(gateway):
+    data = gateway.jvm.java.io.ByteArrayInputStream(b"py4j stream")
+    with gateway.jvm.java.nio.channels.Channels.newChannel.stream(data) as guard:
+        assert guard.read(11) == b"py4j stream"
+
+
+@pytest.mark.inproc_only("in-process there is no binary protocol")
+def test_member_stream_in_process_is_refused(gateway):
+    with pytest.raises(Py4JError, match="stream"):
+        gateway.jvm.java.lang.Math.abs.stream(1)
