@@ -577,7 +577,18 @@ class JavaGateway(_py4jni.Namespace):
                        cwd: str | None = None, use_shell: bool = False,
                        **gateway_kwargs: Any) -> "JavaGateway":
         """Starts py4j's GatewayServer in a child ``java`` process and returns a socket-mode
-        gateway to it; ``shutdown()`` stops that process."""
+        gateway to it; ``shutdown()`` stops that process. Under the py4j switch in
+        in-process mode, no child is started: the gateway is the embedded JVM with this
+        ``classpath`` (and ``javaopts``)."""
+        from . import _switch
+        switch = _switch.settings()
+        if switch is not None and switch.mode == "inproc" and \
+                "gateway_client" not in gateway_kwargs:
+            gateway_kwargs.pop("gateway_parameters", None)
+            cp = os.pathsep.join(p for p in (classpath, switch.classpath or "") if p)
+            embedded = cls(classpath=cp or None, jvm_options=list(javaopts), **gateway_kwargs)
+            embedded.java_process = None  # no child process
+            return embedded
         from .launcher import launch_gateway
         out = launch_gateway(port, jarpath, classpath, javaopts, die_on_exit, redirect_stdout,
                              redirect_stderr, daemonize_redirect, java_path,

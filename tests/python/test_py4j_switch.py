@@ -141,3 +141,17 @@ def test_ssl_context_refused_in_socket_mode():
     params = GatewayParameters(port=1, ssl_context=ssl.create_default_context())
     with pytest.raises(Py4JError, match="TLS"):
         JavaGateway(gateway_parameters=params)
+
+
+def test_launch_gateway_under_the_switch_embeds(tmp_path):
+    script = tmp_path / "launcher_program.py"
+    script.write_text(textwrap.dedent(f'''
+        from py4j.java_gateway import JavaGateway
+        gw = JavaGateway.launch_gateway(classpath={fixtures_jar()!r}, die_on_exit=True)
+        print(gw._mode, getattr(gw, "java_process", None),
+              gw.jvm.org.py4jni.fixtures.Strings.echo("ok"))
+    '''))
+    out = subprocess.run([sys.executable, "-m", "py4jni", "run", str(script)],
+                         capture_output=True, text=True, timeout=120, env=env_for())
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["inproc", "None", "ok"]
