@@ -309,8 +309,8 @@ class Py4JJavaError(Py4JError):
         super().__init__(msg, java_exception)
         self.errmsg = msg
         self.java_exception = java_exception
-        self.exception_cmd = (EXCEPTION_COMMAND_NAME + REFERENCE_TYPE +
-                              str(getattr(java_exception, "_target_id", "")) + "\n" + END_COMMAND_PART)
+        target = getattr(java_exception, "_target_id", "")
+        self.exception_cmd = f"{EXCEPTION_COMMAND_NAME}{REFERENCE_TYPE}{target}\n{END_COMMAND_PART}"
         self._trace: str | None = None
 
     def _stack_trace(self) -> str:
