@@ -701,9 +701,12 @@ def _refuse_tls(params: Any, what: str) -> None:
 def _describe_client(gateway: "JavaGateway") -> None:
     """Gives the gateway's client py4j's GatewayClient attributes (address, port,
     converters, gateway_property with its proxy pool, ...)."""
-    client, params = gateway._gateway_client, gateway.gateway_parameters
+    client = gateway._gateway_client
     if not isinstance(client, _py4jni.Client):
         return
+    if getattr(client, "gateway_parameters", None) is not None:  # a GatewayClient(...) given
+        gateway.gateway_parameters = client.gateway_parameters
+    params = gateway.gateway_parameters
     if gateway._mode == "socket":
         from . import socket_callbacks
         pool = socket_callbacks.pool_of(gateway)

@@ -179,3 +179,26 @@ def test_member_stream_reads_the_returned_channel(gateway):
 def test_member_stream_in_process_is_refused(gateway):
     with pytest.raises(Py4JError, match="stream"):
         gateway.jvm.java.lang.Math.abs.stream(1)
+
+
+@pytest.mark.socket_only("raw py4j commands go to a GatewayServer")
+def test_gateway_connection_and_client_speak_py4j(gateway):
+    client = gateway._gateway_client
+    conn = java_gateway.GatewayConnection(client.gateway_parameters)
+    conn.start()
+    try:
+        command = "c\nz:java.lang.Math\nmax\n" + protocol.get_command_part(1) + \
+            protocol.get_command_part(2) + protocol.END_COMMAND_PART
+        answer = conn.send_command(command)
+        assert answer == "yi2"
+        assert protocol.get_return_value(answer, client) == 2
+    finally:
+        conn.close()
+    own = java_gateway.GatewayClient(port=client.port)
+    assert isinstance(own, java_gateway.GatewayClient)
+    gw = java_gateway.JavaGateway(gateway_client=own)
+    try:
+        assert gw._mode == "socket" and gw.jvm.java.lang.Math.min(4, 3) == 3
+        assert gw._gateway_client.port == client.port  # the client's own parameters
+    finally:
+        gw.close()
