@@ -8,13 +8,9 @@ between what to do and how it travels.
 """
 from __future__ import annotations
 
-import logging
 import os
-import socket
-import struct
 import threading
 from collections import deque  # noqa: F401 - py4j exports it
-from subprocess import PIPE, Popen  # noqa: F401 - py4j exports them
 from threading import RLock, Thread  # noqa: F401 - py4j exports them
 from typing import Any, Iterable, Sequence
 
@@ -33,17 +29,35 @@ from .signals import Signal
 
 
 
+# Imported on first use (module __getattr__ below): logging, subprocess and socket cost
+# milliseconds at `import py4jni`, and most programs never touch these names.
+_LAZY = {"Popen": ("subprocess", "Popen"), "PIPE": ("subprocess", "PIPE"),
+         "CallbackServer": (".socket_callbacks", "CallbackServer"),
+         "CallbackConnection": (".socket_callbacks", "CallbackConnection"),
+         "PythonProxyPool": (".socket_callbacks", "PythonProxyPool")}
+_logging_names: dict[str, Any] = {}
 
-class NullHandler(logging.Handler):
-    """A logging handler that drops records (py4j's logger has one)."""
 
-    def emit(self, record: logging.LogRecord) -> None:
-        pass
+def _logging() -> dict[str, Any]:
+    """py4j's ``NullHandler`` class, ``null_handler`` and ``logger`` (made once)."""
+    if not _logging_names:
+        import logging
+
+        class NullHandler(logging.Handler):
+            """A logging handler that drops records (py4j's logger has one)."""
+
+            def emit(self, record: logging.LogRecord) -> None:
+                pass
+
+        handler = NullHandler()
+        log = logging.getLogger("py4j.java_gateway")
+        log.addHandler(handler)
+        _logging_names.update(NullHandler=NullHandler, null_handler=handler, logger=log)
+    return _logging_names
 
 
-null_handler = NullHandler()
-logger = logging.getLogger("py4j.java_gateway")
-logger.addHandler(null_handler)
+def _log() -> Any:
+    return _logging()["logger"]
 
 BUFFER_SIZE = 4096
 DEFAULT_ADDRESS = "127.0.0.1"
@@ -74,6 +88,7 @@ def get_create_new_process_group_kwargs() -> dict[str, Any]:
 
 def set_reuse_address(server_socket: socket.socket) -> None:
     """Sets SO_REUSEADDR on a server socket (not on Windows, where it means sharing)."""
+    import socket
     if os.name != "nt":
         server_socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 
@@ -86,12 +101,13 @@ def set_default_callback_accept_timeout(accept_timeout: Any) -> None:
 
 
 def deprecated(name: str, last_version: str, use_instead: str = "",
-               level: int = logging.DEBUG, raise_exc: bool = False) -> None:
-    """Logs that ``name`` is deprecated (raises DeprecationWarning with ``raise_exc``)."""
+               level: int = 10, raise_exc: bool = False) -> None:
+    """Logs that ``name`` is deprecated at ``level`` (10: logging.DEBUG); raises
+    DeprecationWarning with ``raise_exc``."""
     msg = f"{name} is deprecated and will be removed in version {last_version}"
     if use_instead:
         msg += f". Use {use_instead} instead."
-    logger.log(level, msg)
+    _log().log(level, msg)
     if raise_exc:
         raise DeprecationWarning(msg)
 
@@ -103,7 +119,7 @@ def quiet_close(closable: Any) -> None:
     try:
         closable.close()
     except Exception:  # noqa: BLE001
-        logger.debug("Exception while closing", exc_info=True)
+        _log().debug("Exception while closing", exc_info=True)
 
 
 def quiet_shutdown(socket_instance: Any) -> None:
@@ -111,18 +127,22 @@ def quiet_shutdown(socket_instance: Any) -> None:
     if socket_instance is None:
         return
     try:
+        import socket
         socket_instance.shutdown(socket.SHUT_RDWR)
     except Exception:  # noqa: BLE001
-        logger.debug("Exception while shutting down a socket", exc_info=True)
+        _log().debug("Exception while shutting down a socket", exc_info=True)
 
 
 def set_linger(a_socket: socket.socket) -> None:
     """SO_LINGER on with timeout 0: closing the socket sends a RST."""
+    import socket
+    import struct
     a_socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack(b"ii", 1, 0))
 
 
 def check_connection(a_socket: socket.socket, read_timeout: Any) -> None:
     """Raises when the peer closed ``a_socket`` (a short read that returns nothing)."""
+    import socket
     a_socket.settimeout(0.0001)
     response = None
     try:
@@ -151,7 +171,7 @@ def do_client_auth(command: str, input_stream: Any, sock: Any, auth_token: str) 
     except Py4JAuthenticationError:
         raise
     except Exception as exc:  # noqa: BLE001
-        logger.exception("An exception occurred while trying to authenticate a connection")
+        _log().exception("An exception occurred while trying to authenticate a connection")
         raise Py4JAuthenticationError(cause=exc) from exc
     return True
 
@@ -781,6 +801,7 @@ class GatewayConnection:
         self.gateway_parameters = gateway_parameters
         self.address = gateway_parameters.address
         self.port = gateway_parameters.port
+        import socket
         family = socket.AF_INET6 if ":" in self.address else socket.AF_INET
         self.socket = socket.socket(family, socket.SOCK_STREAM)
         self.is_connected = False
@@ -886,10 +907,13 @@ def _member_stream(member: JavaMember, *args: Any) -> GatewayConnectionGuard:
 
 
 def __getattr__(name: str) -> Any:
-    """py4j's callback-server classes, imported on first use (socket mode only)."""
-    if name in ("CallbackServer", "CallbackConnection", "PythonProxyPool"):
-        from . import socket_callbacks
-        return getattr(socket_callbacks, name)
+    """py4j's names that are imported on first use (see _LAZY and _logging)."""
+    if name in _LAZY:
+        import importlib
+        module, attr = _LAZY[name]
+        return getattr(importlib.import_module(module, __package__), attr)
+    if name in ("NullHandler", "null_handler", "logger"):
+        return _logging()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

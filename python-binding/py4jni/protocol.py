@@ -9,8 +9,7 @@ turn Java exceptions into your own), and the converter registries
 """
 from __future__ import absolute_import, unicode_literals
 
-from base64 import standard_b64decode, standard_b64encode
-from decimal import Decimal
+import sys
 from typing import Any, Callable
 
 from .compat import (basestring, bytearray2, bytestr, bytetoint, bytetostr,  # noqa: F401
@@ -161,12 +160,14 @@ def _decode_float(text: str) -> float:
 
 def encode_bytearray(barray: Any) -> str:
     """Bytes (or a bytearray, a list of ints) as base64 text."""
-    return bytetostr(standard_b64encode(bytes(barray)))
+    import base64
+    return bytetostr(base64.standard_b64encode(bytes(barray)))
 
 
 def decode_bytearray(encoded: str) -> bytearray:
     """Reverses encode_bytearray."""
-    return bytearray(standard_b64decode(strtobyte(encoded)))
+    import base64
+    return bytearray(base64.standard_b64decode(strtobyte(encoded)))
 
 
 def is_python_proxy(parameter: Any) -> bool:
@@ -184,7 +185,7 @@ def get_command_part(parameter: Any, python_proxy_pool: Any = None) -> str:
         part = NULL_TYPE
     elif isinstance(parameter, bool):
         part = BOOLEAN_TYPE + smart_decode(parameter)
-    elif isinstance(parameter, Decimal):
+    elif _is_decimal(parameter):
         part = DECIMAL_TYPE + smart_decode(parameter)
     elif isinstance(parameter, int):
         small = JAVA_MIN_INT <= parameter <= JAVA_MAX_INT
@@ -272,7 +273,24 @@ register_output_converter(BOOLEAN_TYPE, lambda text, client: text.lower() == "tr
 register_output_converter(LONG_TYPE, lambda text, client: int(text))
 register_output_converter(INTEGER_TYPE, lambda text, client: int(text))
 register_output_converter(DOUBLE_TYPE, lambda text, client: _decode_float(text))
-register_output_converter(DECIMAL_TYPE, lambda text, client: Decimal(text))
+register_output_converter(DECIMAL_TYPE, lambda text, client: __getattr__("Decimal")(text))
+
+
+def _is_decimal(obj: Any) -> bool:
+    """isinstance(obj, decimal.Decimal), without importing decimal (~8 ms) for it."""
+    dec = sys.modules.get("decimal")
+    return dec is not None and isinstance(obj, dec.Decimal)
+
+
+def __getattr__(name: str) -> Any:
+    """py4j's re-exported ``Decimal`` and base64 functions, imported on first use."""
+    if name == "Decimal":
+        from decimal import Decimal
+        return Decimal
+    if name in ("standard_b64encode", "standard_b64decode"):
+        import base64
+        return getattr(base64, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 register_output_converter(STRING_TYPE, lambda text, client: unescape_new_line(text))
 register_output_converter(BYTES_TYPE, lambda text, client: decode_bytearray(text))
 

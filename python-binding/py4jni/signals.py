@@ -7,11 +7,16 @@ py4jni's gateways send py4j's server signals (``py4jni.java_gateway.server_start
 """
 from __future__ import annotations
 
-from inspect import ismethod  # noqa: F401 - py4j exports it
 from threading import Lock
+from types import MethodType
 from typing import Any, Callable
 
 range = range  # noqa: A001 - py4j's name
+
+
+def ismethod(obj: Any) -> bool:
+    """True for a bound method (inspect.ismethod, without importing inspect)."""
+    return isinstance(obj, MethodType)
 
 
 def make_id(obj: Any) -> Any:
