@@ -5,7 +5,7 @@ JVM; ``gw.jvm.java.lang.System.currentTimeMillis()`` is then one JNI call.
 """
 from __future__ import annotations
 
-from . import _py4jni
+from . import _py4jni, java_gateway as _java_gateway, protocol as _protocol
 from .java_gateway import (CallbackServerParameters, GatewayParameters, JavaClass,
                            JavaGateway, JavaMember, JavaObject, JavaPackage, JVMView,
                            get_field, get_java_class, get_method, helper_jar_path,
@@ -20,7 +20,8 @@ from .protocol import (Py4JAuthenticationError, Py4JError, Py4JJavaError,
 __version__ = "0.1.0"
 
 _py4jni._register(Py4JError, Py4JJavaError, Py4JNetworkError, Py4JAuthenticationError,
-                  wrappers=_WRAPPERS)
+                  wrappers=_WRAPPERS, gateway_module=_java_gateway,
+                  protocol_module=_protocol, object_from_id=_java_gateway._object_from_id)
 
 __all__ = [
     "JavaGateway", "GatewayParameters", "CallbackServerParameters", "JVMView",

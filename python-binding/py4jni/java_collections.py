@@ -51,8 +51,14 @@ from collections.abc import (ItemsView, KeysView, Mapping, MutableMapping,
 from typing import Any, Iterable, Iterator
 
 from . import _hooks, _py4jni
-from ._py4jni import JavaArrayBase, JavaClass, JavaObject
-from .protocol import Py4JError, Py4JJavaError
+from . import protocol as proto
+from ._py4jni import JavaArrayBase, JavaClass, JavaMember, JavaObject  # noqa: F401
+from .compat import (basestring, hasattr2, isbytearray, ispython3bytestr,  # noqa: F401
+                     iteritems, next)
+from .java_gateway import get_method  # noqa: F401 - py4j exports it here too
+from .protocol import (Py4JError, Py4JJavaError, get_command_part,  # noqa: F401
+                       get_return_value, register_input_converter,
+                       register_output_converter)
 
 __all__ = [
     "JavaIterator", "JavaList", "JavaSet", "JavaMap", "JavaArray", "ListConverter",
@@ -937,7 +943,6 @@ class MapConverter:
         return made
 
 
-_AUTO_CONVERTERS = (SetConverter(), MapConverter(), ListConverter())  # py4j's order
 
 
 def _convert_buffer(gateway: Any, obj: Any) -> Any:
@@ -954,13 +959,25 @@ def _convert_buffer(gateway: Any, obj: Any) -> Any:
 
 
 def _auto_convert(gateway: Any, obj: Any) -> Any:
-    """auto_convert=True: set -> HashSet, mapping -> HashMap, other iterables -> ArrayList."""
+    """auto_convert=True: py4j's INPUT_CONVERTER in order (set -> HashSet, mapping ->
+    HashMap, other iterables -> ArrayList, then converters registered with
+    register_input_converter, e.g. datetime.date -> java.sql.Date)."""
     if not getattr(gateway, "_auto_convert", False):
         return NotImplemented
-    for converter in _AUTO_CONVERTERS:
+    for converter in proto.INPUT_CONVERTER:
         if converter.can_convert(obj):
             return converter.convert(obj, gateway._gateway_client)
     return NotImplemented
+
+
+register_input_converter(SetConverter())  # py4j's order
+register_input_converter(MapConverter())
+register_input_converter(ListConverter())
+for _letter, _wrapper in ((proto.MAP_TYPE, "JavaMap"), (proto.LIST_TYPE, "JavaList"),
+                          (proto.ARRAY_TYPE, "JavaArray"), (proto.SET_TYPE, "JavaSet"),
+                          (proto.ITERATOR_TYPE, "JavaIterator")):
+    register_output_converter(_letter, lambda target_id, gateway_client, _w=_wrapper:
+                              globals()[_w](target_id, gateway_client))
 
 
 def _install() -> None:

@@ -10,21 +10,266 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import deque  # noqa: F401 - py4j exports it
+from threading import RLock, Thread  # noqa: F401 - py4j exports them
 from typing import Any, Iterable, Sequence
 
 from . import _py4jni
+from . import protocol as proto
 from ._py4jni import JavaClass, JavaMember, JavaObject
-from .protocol import Py4JError
+from .compat import CompatThread, Queue, basestring, hasattr2, range  # noqa: F401
+from .finalizer import ThreadSafeFinalizer  # noqa: F401 - py4j exports it
+from .launcher import find_jar_path, launch_gateway  # noqa: F401 - py4j exports them
+from .protocol import (Py4JAuthenticationError, Py4JError, Py4JJavaError,  # noqa: F401
+                       Py4JNetworkError, compute_exception_message, escape_new_line,
+                       get_command_part, get_error_message, get_return_value, is_error,
+                       is_fatal_error, register_output_converter, smart_decode,
+                       unescape_new_line)
+from .signals import Signal
 
-__all__ = [
-    "JavaGateway", "GatewayParameters", "CallbackServerParameters", "JVMView",
-    "JavaPackage", "JavaClass", "JavaObject", "JavaMember", "java_import", "get_field",
-    "set_field", "get_method", "is_instance_of", "get_java_class", "helper_jar_path",
-]
 
+
+# Imported on first use (module __getattr__ below): logging, subprocess and socket cost
+# milliseconds at `import py4jni`, and most programs never touch these names.
+_LAZY = {"Popen": ("subprocess", "Popen"), "PIPE": ("subprocess", "PIPE"),
+         "CallbackServer": (".socket_callbacks", "CallbackServer"),
+         "CallbackConnection": (".socket_callbacks", "CallbackConnection"),
+         "PythonProxyPool": (".socket_callbacks", "PythonProxyPool")}
+_logging_names: dict[str, Any] = {}
+
+
+def _logging() -> dict[str, Any]:
+    """py4j's ``NullHandler`` class, ``null_handler`` and ``logger`` (made once)."""
+    if not _logging_names:
+        import logging
+
+        class NullHandler(logging.Handler):
+            """A logging handler that drops records (py4j's logger has one)."""
+
+            def emit(self, record: logging.LogRecord) -> None:
+                pass
+
+        handler = NullHandler()
+        log = logging.getLogger("py4j.java_gateway")
+        log.addHandler(handler)
+        _logging_names.update(NullHandler=NullHandler, null_handler=handler, logger=log)
+    return _logging_names
+
+
+def _log() -> Any:
+    return _logging()["logger"]
+
+BUFFER_SIZE = 4096
 DEFAULT_ADDRESS = "127.0.0.1"
 DEFAULT_PORT = 25333
 DEFAULT_PYTHON_PROXY_PORT = 25334
+DEFAULT_ACCEPT_TIMEOUT_PLACEHOLDER = "DEFAULT"
+DEFAULT_CALLBACK_SERVER_ACCEPT_TIMEOUT = 5
+PY4J_SKIP_COLLECTIONS = "PY4J_SKIP_COLLECTIONS"
+PY4J_TRUE = {"yes", "y", "t", "true"}
+
+# py4j's server signals: sent by the socket-mode callback server (sender: the server).
+server_connection_stopped = Signal()
+server_connection_started = Signal()
+server_connection_error = Signal()
+server_started = Signal()
+server_stopped = Signal()
+pre_server_shutdown = Signal()
+post_server_shutdown = Signal()
+
+
+def get_create_new_process_group_kwargs() -> dict[str, Any]:
+    """Popen keywords that start a child in its own process group (no SIGINT from us)."""
+    if os.name != "nt":
+        return {"preexec_fn": os.setpgrp}
+    import subprocess
+    return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}  # type: ignore[attr-defined]
+
+
+def set_reuse_address(server_socket: socket.socket) -> None:
+    """Sets SO_REUSEADDR on a server socket (not on Windows, where it means sharing)."""
+    import socket
+    if os.name != "nt":
+        server_socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+
+
+def set_default_callback_accept_timeout(accept_timeout: Any) -> None:
+    """Deprecated in py4j (use CallbackServerParameters): sets the default accept timeout."""
+    deprecated("set_default_callback_accept_timeout", "1.0", "CallbackServerParameters")
+    global DEFAULT_CALLBACK_SERVER_ACCEPT_TIMEOUT
+    DEFAULT_CALLBACK_SERVER_ACCEPT_TIMEOUT = accept_timeout
+
+
+def deprecated(name: str, last_version: str, use_instead: str = "",
+               level: int = 10, raise_exc: bool = False) -> None:
+    """Logs that ``name`` is deprecated at ``level`` (10: logging.DEBUG); raises
+    DeprecationWarning with ``raise_exc``."""
+    msg = f"{name} is deprecated and will be removed in version {last_version}"
+    if use_instead:
+        msg += f". Use {use_instead} instead."
+    _log().log(level, msg)
+    if raise_exc:
+        raise DeprecationWarning(msg)
+
+
+def quiet_close(closable: Any) -> None:
+    """Calls ``closable.close()`` (if not None), logging instead of raising."""
+    if closable is None:
+        return
+    try:
+        closable.close()
+    except Exception:  # noqa: BLE001
+        _log().debug("Exception while closing", exc_info=True)
+
+
+def quiet_shutdown(socket_instance: Any) -> None:
+    """Shuts a socket down both ways (if not None), logging instead of raising."""
+    if socket_instance is None:
+        return
+    try:
+        import socket
+        socket_instance.shutdown(socket.SHUT_RDWR)
+    except Exception:  # noqa: BLE001
+        _log().debug("Exception while shutting down a socket", exc_info=True)
+
+
+def set_linger(a_socket: socket.socket) -> None:
+    """SO_LINGER on with timeout 0: closing the socket sends a RST."""
+    import socket
+    import struct
+    a_socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack(b"ii", 1, 0))
+
+
+def check_connection(a_socket: socket.socket, read_timeout: Any) -> None:
+    """Raises when the peer closed ``a_socket`` (a short read that returns nothing)."""
+    import socket
+    a_socket.settimeout(0.0001)
+    response = None
+    try:
+        response = a_socket.recv(2)
+    except socket.timeout:
+        pass
+    finally:
+        a_socket.settimeout(read_timeout)
+    if response == b"":
+        raise Exception("The connection was remotely closed.")
+
+
+def do_client_auth(command: str, input_stream: Any, sock: Any, auth_token: str) -> bool:
+    """Server side of py4j's auth: ``command`` must be ``A``, the next line the token;
+    answers the peer and returns True, else raises Py4JAuthenticationError."""
+    try:
+        if command != proto.AUTH_COMMAND_NAME:
+            raise Py4JAuthenticationError(
+                f"Expected {proto.AUTH_COMMAND_NAME}, received {command}.")
+        client_token = smart_decode(input_stream.readline()[:-1])
+        input_stream.readline()  # the end marker
+        if client_token != auth_token:
+            sock.sendall(proto.ERROR_RETURN_MESSAGE.encode("utf-8"))
+            raise Py4JAuthenticationError("Client authentication failed.")
+        sock.sendall(proto.OUTPUT_VOID_COMMAND.encode("utf-8"))
+    except Py4JAuthenticationError:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        _log().exception("An exception occurred while trying to authenticate a connection")
+        raise Py4JAuthenticationError(cause=exc) from exc
+    return True
+
+
+def is_magic_member(name: str) -> bool:
+    """True for ``__dunder__`` names."""
+    return name.startswith("__") and name.endswith("__")
+
+
+def pager(text: str) -> None:
+    """pydoc's pager (imported on first use: pydoc costs ~30 ms to import)."""
+    import pydoc
+    pydoc.pager(text)
+
+
+def gateway_help(gateway_client: Any, var: Any, pattern: str | None = None,
+                 short_name: bool = True, display: bool = True) -> str | None:
+    """py4j's help page of a JavaObject, JavaClass or JavaMember (the member's overloads);
+    shown in a pager, or returned when ``display`` is False."""
+    if isinstance(var, JavaMember):
+        if pattern is not None:
+            raise Py4JError("pattern should be None with var is a JavaMember")
+        pattern, var = var.name + "(*", var.container
+    if not isinstance(var, (JavaObject, JavaClass)):
+        raise Py4JError("var is none of Java Object, Java Class or Java Member")
+    page = gateway_client.help(var, pattern, short_name)
+    if not display:
+        return page
+    pager(page)
+    return None
+
+
+class OutputConsumer(CompatThread):
+    """A thread copying the lines of ``stream`` (bytes) to ``redirect``: a Queue
+    (``put``), a deque (``appendleft``) or anything with ``write``."""
+
+    def __init__(self, redirect: Any, stream: Any, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.redirect = redirect
+        self.stream = stream
+        if isinstance(redirect, Queue):
+            self.redirect_func = redirect.put
+        elif isinstance(redirect, deque):
+            self.redirect_func = redirect.appendleft
+        else:
+            self.redirect_func = redirect.write
+
+    def run(self) -> None:
+        for line in iter(self.stream.readline, b""):
+            self.redirect_func(smart_decode(line))
+
+
+class ProcessConsumer(CompatThread):
+    """A thread that waits for ``proc`` to end, then closes its output streams and the
+    closables given."""
+
+    def __init__(self, proc: Any, closable_list: Any, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.proc = proc
+        self.closable_list = list(closable_list or [])
+
+    def run(self) -> None:
+        self.proc.wait()
+        for closable in [self.proc.stdout, self.proc.stderr, *self.closable_list]:
+            quiet_close(closable)
+
+
+class DummyRLock:
+    """A lock that does nothing (py4j's stand-in where no locking is needed)."""
+
+    def acquire(self, blocking: int = 1) -> None:
+        pass
+
+    def release(self) -> None:
+        pass
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+
+class GatewayProperty:
+    """What py4j shares between a gateway, its client and its callback server: the
+    ``auto_field`` setting and the pool of Python objects Java holds."""
+
+    def __init__(self, auto_field: bool, pool: Any, enable_memory_management: bool = True):
+        self.auto_field = auto_field
+        self.pool = pool
+        self.enable_memory_management = enable_memory_management
+
+
+class UserHelpAutoCompletion:
+    """The placeholder py4j lists in ``dir()`` of a JVMView or JavaPackage: type a
+    package or a class name."""
+
+    KEY = "<package or class name>"
 
 
 def helper_jar_path() -> str:
@@ -88,6 +333,8 @@ class JavaPackage(_py4jni.Namespace):
 
     def _resolve(self, name: str) -> Any:
         """Resolves ``<package>.name`` (one transport call), caching the answer."""
+        if name == UserHelpAutoCompletion.KEY:
+            return UserHelpAutoCompletion
         fqn = f"{self._fqn}.{name}"
         found = self._gateway_client.resolve(None, fqn)
         if found is None:
@@ -99,7 +346,8 @@ class JavaPackage(_py4jni.Namespace):
         raise TypeError(f"Trying to call a package: {self._fqn} is not a Java class")
 
     def __dir__(self) -> list[str]:
-        return [k for k in self.__dict__ if not k.startswith("_")]
+        """py4j's placeholder: a package cannot list its classes."""
+        return [UserHelpAutoCompletion.KEY]
 
     def __repr__(self) -> str:
         return f"<JavaPackage {self._fqn}>"
@@ -120,6 +368,8 @@ class JVMView(_py4jni.Namespace):
 
     def _resolve(self, name: str) -> Any:
         """Resolves ``name`` through this view's imports (one transport call), caching it."""
+        if name == UserHelpAutoCompletion.KEY:
+            return UserHelpAutoCompletion()
         found = self._gateway_client.resolve(self._view, name)
         if found is None:
             found = JavaPackage(name, self._gateway_client)
@@ -136,7 +386,8 @@ class JVMView(_py4jni.Namespace):
             self._resolved.clear()
 
     def __dir__(self) -> list[str]:
-        return self._gateway_client.dir(self._view, "v")
+        """The classes imported into this view, then py4j's placeholder."""
+        return self._gateway_client.dir(self._view, "v") + [UserHelpAutoCompletion.KEY]
 
     def __repr__(self) -> str:
         return f"<JVMView {self._id}>"
@@ -214,10 +465,8 @@ class JavaGateway(_py4jni.Namespace):
                  jvm_options: Iterable[str] = (), libjvm: str | None = None,
                  check_jni: bool = False, keep_signals: bool = False,
                  entry_point: Any = None) -> None:
-        if mode is None:
-            mode = "socket" if gateway_parameters is not None else "inproc"
-        if mode not in ("inproc", "socket"):
-            raise ValueError(f"mode must be 'inproc' or 'socket', not {mode!r}")
+        mode, classpath, entry_point = _choose_transport(mode, gateway_parameters,
+                                                         gateway_client, classpath, entry_point)
         self.gateway_parameters = gateway_parameters or GatewayParameters(
             auto_field=auto_field, auto_convert=auto_convert, eager_load=eager_load)
         self.callback_server_parameters = callback_server_parameters or \
@@ -235,6 +484,7 @@ class JavaGateway(_py4jni.Namespace):
                 list(jvm_options), libjvm, check_jni, keep_signals)
         else:
             self._gateway_client = _connect_socket(self.gateway_parameters)
+            _refuse_tls(self.callback_server_parameters, "CallbackServerParameters")
         self._install_converter()
         if mode == "inproc":  # callback settings, Python entry point (py4jni/callbacks.py)
             from . import callbacks
@@ -252,10 +502,11 @@ class JavaGateway(_py4jni.Namespace):
             try:
                 socket_callbacks.attach(self, callback_server_parameters is not None, eager)
             except Exception:
-                self.shutdown()  # py4j: a callback server that cannot start ends the gateway
+                self.close()  # ends the gateway; py4j would also stop the GatewayServer
                 raise
         elif start_callback_server:
             self.start_callback_server(self.callback_server_parameters)
+        _describe_client(self)
 
     # -- set-up -------------------------------------------------------------------
     def _install_converter(self) -> None:
@@ -286,7 +537,7 @@ class JavaGateway(_py4jni.Namespace):
             try:
                 return socket_callbacks.start_callback_server(self, callback_server_parameters)
             except Exception:
-                self.shutdown()  # as py4j does when its callback server cannot start
+                self.close()  # ends the gateway (py4j: shutdown, stopping the server too)
                 raise
         from . import _hooks
         return _hooks.start_callback_server(self, callback_server_parameters)
@@ -346,7 +597,18 @@ class JavaGateway(_py4jni.Namespace):
                        cwd: str | None = None, use_shell: bool = False,
                        **gateway_kwargs: Any) -> "JavaGateway":
         """Starts py4j's GatewayServer in a child ``java`` process and returns a socket-mode
-        gateway to it; ``shutdown()`` stops that process."""
+        gateway to it; ``shutdown()`` stops that process. Under the py4j switch in
+        in-process mode, no child is started: the gateway is the embedded JVM with this
+        ``classpath`` (and ``javaopts``)."""
+        from . import _switch
+        switch = _switch.settings()
+        if switch is not None and switch.mode == "inproc" and \
+                "gateway_client" not in gateway_kwargs:
+            gateway_kwargs.pop("gateway_parameters", None)
+            cp = os.pathsep.join(p for p in (classpath, switch.classpath or "") if p)
+            embedded = cls(classpath=cp or None, jvm_options=list(javaopts), **gateway_kwargs)
+            embedded.java_process = None  # no child process
+            return embedded
         from .launcher import launch_gateway
         out = launch_gateway(port, jarpath, classpath, javaopts, die_on_exit, redirect_stdout,
                              redirect_stderr, daemonize_redirect, java_path,
@@ -359,17 +621,20 @@ class JavaGateway(_py4jni.Namespace):
         return gateway
 
     def shutdown(self, raise_exception: bool = False) -> None:
-        """Closes the gateway: later use of its objects raises Py4JError. In-process the
-        JVM stays up (a JVM cannot be restarted in one process); a GatewayServer this
-        gateway launched is stopped."""
+        """Closes the gateway: later use of its objects raises Py4JError. Socket mode:
+        as py4j, asks the GatewayServer to shut down (a server this gateway launched is
+        waited for, killed if it ignores the request; ``java_process`` stays readable).
+        In-process the JVM stays up (a JVM cannot be restarted in one process)."""
         from . import _hooks
         _hooks.before_shutdown(self)
-        proc = self.__dict__.get("java_process")
-        if proc is not None:
+        if self._mode == "socket" and not self._gateway_client.closed:
             try:
                 _py4jni.shutdown_server(self._gateway_client)
             except Py4JError:
-                pass
+                if raise_exception:
+                    raise
+        proc = self.__dict__.get("java_process")
+        if proc is not None and proc.poll() is None:
             try:
                 if proc.stdin:
                     proc.stdin.close()  # --die-on-broken-pipe servers exit on EOF
@@ -377,14 +642,22 @@ class JavaGateway(_py4jni.Namespace):
             except Exception:  # noqa: BLE001 - a server that ignores 's' is killed
                 proc.kill()
                 proc.wait()
-            self.__dict__["java_process"] = None
         self._gateway_client.shutdown()
-        self.shutdown_callback_server()
+        self.shutdown_callback_server(raise_exception)
 
     def close(self, keep_callback_server: bool = False,
               close_callback_server_connections: bool = False) -> None:
-        """Closes the connection (in-process: the same as shutdown)."""
-        self.shutdown()
+        """Closes this gateway's connections, leaving the GatewayServer running (socket
+        mode; the callback server too when ``keep_callback_server``). In-process the
+        same as shutdown."""
+        if self._mode != "socket":
+            self.shutdown()
+            return
+        from . import _hooks
+        _hooks.before_shutdown(self)
+        self._gateway_client.shutdown()
+        if not keep_callback_server:
+            self.shutdown_callback_server()
 
     def shutdown_callback_server(self, raise_exception: bool = False) -> None:
         """Socket mode: stops the callback server, closes its connections and forgets the
@@ -415,8 +688,242 @@ class JavaGateway(_py4jni.Namespace):
         self.shutdown()
 
 
+def _choose_transport(mode: str | None, gateway_parameters: Any, gateway_client: Any,
+                      classpath: Any, entry_point: Any) -> tuple[str, Any, Any]:
+    """The one place a gateway's transport is decided: an explicit ``mode``, else the
+    mode of a given client, else the py4j switch's PY4JNI_MODE (``python -m py4jni
+    run`` / PY4JNI_AS_PY4J=1), else socket when ``gateway_parameters`` were given.
+    Returns (mode, classpath, entry_point), the latter two completed from the switch."""
+    from . import _switch
+    switch = _switch.settings()
+    if mode is None and isinstance(gateway_client, _py4jni.Client):
+        mode = gateway_client.kind
+    if mode is None and switch is not None:
+        mode = switch.mode
+    if mode is None:
+        mode = "socket" if gateway_parameters is not None else "inproc"
+    if mode not in ("inproc", "socket"):
+        raise ValueError(f"mode must be 'inproc' or 'socket', not {mode!r}")
+    if switch is not None and mode == "inproc":
+        classpath = classpath or switch.classpath
+        entry_point = entry_point or switch.entry_point
+    return mode, classpath, entry_point
+
+
+def _refuse_tls(params: Any, what: str) -> None:
+    """Socket mode does not speak TLS: an ssl_context is refused, never ignored (the
+    commands and the auth token would otherwise go out in clear text)."""
+    if params is not None and getattr(params, "ssl_context", None) is not None:
+        raise Py4JError(f"py4jni: {what}(ssl_context=...) is not supported: py4jni's socket "
+                        "mode does not speak TLS (use py4j itself, or the in-process mode)")
+
+
+def _describe_client(gateway: "JavaGateway") -> None:
+    """Gives the gateway's client py4j's GatewayClient attributes (address, port,
+    converters, gateway_property with its proxy pool, ...)."""
+    client = gateway._gateway_client
+    if not isinstance(client, _py4jni.Client):
+        return
+    if getattr(client, "gateway_parameters", None) is not None:  # a GatewayClient(...) given
+        gateway.gateway_parameters = client.gateway_parameters
+    params = gateway.gateway_parameters
+    if gateway._mode == "socket":
+        from . import socket_callbacks
+        pool = socket_callbacks.pool_of(gateway)
+    else:
+        from .socket_callbacks import PythonProxyPool
+        pool = PythonProxyPool()  # in-process, Java holds Python objects through JNI
+    client.gateway_parameters = params
+    client.address = params.address
+    client.port = params.port
+    client.auto_close = params.auto_close
+    client.ssl_context = params.ssl_context
+    client.is_connected = gateway._mode == "inproc" or not client.closed
+    client.gateway_property = GatewayProperty(params.auto_field, pool,
+                                              params.enable_memory_management)
+    gateway.gateway_property = client.gateway_property
+    client.converters = proto.INPUT_CONVERTER if gateway._auto_convert else None
+    client.auto_field = params.auto_field
+    if isinstance(gateway.entry_point, JavaObject):  # JavaObject("t", client)
+        import weakref
+        client._entry_point = weakref.ref(gateway.entry_point)
+
+
+def _object_from_id(target_id: str, client: Any) -> Any:
+    """``JavaObject(target_id, client)``: in socket mode a reference to the server's
+    object ``target_id``; in-process the entry point (``"t"``), else a Py4JError (the
+    ids of in-process objects are addresses, not names)."""
+    if client.kind == "socket":
+        return _py4jni.object_ref(client, target_id)
+    ref = getattr(client, "_entry_point", None)
+    entry = ref() if ref is not None else None
+    if target_id == proto.ENTRY_POINT_OBJECT_ID and entry is not None:
+        return entry
+    raise Py4JError(f"py4jni: no Java object {target_id!r} can be named in-process "
+                    "(keep the JavaObject itself)")
+
+
+class _ClientType(type):
+    """isinstance(x, GatewayClient) holds for every py4jni client."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, _py4jni.Client) or type.__instancecheck__(cls, obj)
+
+
+class GatewayClient(metaclass=_ClientType):
+    """py4j's GatewayClient. A gateway's ``_gateway_client`` is a py4jni client with
+    py4j's attributes (``address``, ``port``, ``converters``, ``gateway_property``...);
+    constructing a GatewayClient connects a socket-mode client to a GatewayServer (pass
+    it to ``JavaGateway(gateway_client=...)``). py4jni sends no raw command text, so
+    there is no ``send_command`` (GatewayConnection has one)."""
+
+    def __new__(cls, address: str = DEFAULT_ADDRESS, port: int = DEFAULT_PORT,
+                auto_close: bool = True, gateway_property: Any = None,
+                ssl_context: Any = None, gateway_parameters: Any = None,
+                read_timeout: float | None = None, auth_token: str | None = None) -> Any:
+        params = gateway_parameters or GatewayParameters(
+            address=address, port=port, auto_close=auto_close, ssl_context=ssl_context,
+            read_timeout=read_timeout, auth_token=auth_token)
+        client = _connect_socket(params)
+        client.gateway_parameters, client.address, client.port = params, params.address, params.port
+        client.auto_close, client.ssl_context, client.is_connected = params.auto_close, None, True
+        client.gateway_property, client.converters = gateway_property, None
+        return client
+
+
+class GatewayConnection:
+    """py4j's single connection to a GatewayServer, for raw py4j commands:
+    ``start()``, ``send_command(text) -> answer``, ``close()``. (py4jni's own calls go
+    through the C client's connections.)"""
+
+    def __init__(self, gateway_parameters: Any, gateway_property: Any = None) -> None:
+        _refuse_tls(gateway_parameters, "GatewayParameters")
+        self.gateway_parameters = gateway_parameters
+        self.address = gateway_parameters.address
+        self.port = gateway_parameters.port
+        import socket
+        family = socket.AF_INET6 if ":" in self.address else socket.AF_INET
+        self.socket = socket.socket(family, socket.SOCK_STREAM)
+        self.is_connected = False
+        self.auto_close = gateway_parameters.auto_close
+        self.gateway_property = gateway_property
+        self.stream: Any = None
+
+    def start(self) -> None:
+        """Connects (and sends the auth token, if any)."""
+        try:
+            self.socket.connect((self.address, self.port))
+            self.stream = self.socket.makefile("rb")
+            self.is_connected = True
+        except Exception as exc:  # noqa: BLE001
+            raise Py4JNetworkError(f"An error occurred while trying to connect to the Java "
+                                   f"server ({self.address}:{self.port})", exc) from exc
+        token = self.gateway_parameters.auth_token
+        if token:
+            answer = self.send_command(
+                f"{proto.AUTH_COMMAND_NAME}\n{token}\n{proto.END_COMMAND_PART}")
+            if is_error(answer)[0]:
+                self.close()
+                raise Py4JAuthenticationError("Failed to authenticate with gateway server.")
+
+    def send_command(self, command: str) -> str:
+        """Sends one py4j command; returns the answer line without its ``!`` prefix."""
+        try:
+            self.socket.sendall(command.encode("utf-8"))
+        except Exception as exc:  # noqa: BLE001
+            raise Py4JNetworkError("Error while sending", exc, proto.ERROR_ON_SEND) from exc
+        try:
+            answer = smart_decode(self.stream.readline()[:-1])
+        except Exception as exc:  # noqa: BLE001
+            raise Py4JNetworkError("Error while receiving", exc,
+                                   proto.ERROR_ON_RECEIVE) from exc
+        if not answer:
+            raise Py4JNetworkError("Answer from Java side is empty", when=proto.EMPTY_RESPONSE)
+        return answer[1:] if answer.startswith(proto.RETURN_MESSAGE) else answer
+
+    def close(self, reset: bool = False) -> None:
+        """Closes the connection (with a RST when ``reset``)."""
+        if reset:
+            set_linger(self.socket)
+        quiet_close(self.stream)
+        if not reset:
+            quiet_shutdown(self.socket)
+        quiet_close(self.socket)
+        self.is_connected = False
+
+    def shutdown_gateway(self) -> None:
+        """Asks the GatewayServer to shut down, then closes."""
+        try:
+            self.send_command(proto.SHUTDOWN_GATEWAY_COMMAND_NAME)
+        except Py4JNetworkError:
+            pass
+        self.close(True)
+
+
+class GatewayConnectionGuard:
+    """Context manager over a GatewayConnection: on success the connection goes back to
+    the client (``client._give_back_connection``, when it has one), on error it closes."""
+
+    def __init__(self, client: Any, connection: Any) -> None:
+        self._client = client
+        self._connection = connection
+
+    def __enter__(self) -> "GatewayConnectionGuard":
+        return self
+
+    def read(self, hint: int = -1) -> bytes:
+        return self._connection.stream.read(hint)
+
+    def __exit__(self, type: Any, value: Any, traceback: Any) -> None:  # noqa: A002
+        give_back = getattr(self._client, "_give_back_connection", None)
+        if value is None and give_back is not None:
+            give_back(self._connection)
+        else:
+            self._connection.close()
+
+
+def _member_stream(member: JavaMember, *args: Any) -> GatewayConnectionGuard:
+    """py4j's ``JavaMember.stream(*args)`` (socket mode): calls the method, which returns
+    a ReadableByteChannel, on a connection of its own whose bytes the returned guard
+    reads (``with member.stream() as g: g.read(n)``)."""
+    owner = member.container
+    client = owner._gateway_client
+    if client.kind != "socket":
+        raise Py4JError("py4jni: JavaMember.stream() is py4j's binary socket protocol; "
+                        "in-process, call the method and read its channel")
+    target = (proto.STATIC_PREFIX + owner._fqn if isinstance(owner, JavaClass)
+              else owner._target_id)
+    parts = "".join(get_command_part(a) for a in args)
+    connection = GatewayConnection(client.gateway_parameters)
+    connection.start()
+    try:
+        answer = connection.send_command(f"{proto.STREAM_COMMAND_NAME}{target}\n"
+                                         f"{member.name}\n{parts}{proto.END_COMMAND_PART}")
+        get_return_value(answer, client, target, member.name)
+    except BaseException:
+        connection.close()
+        raise
+    return GatewayConnectionGuard(client, connection)
+
+
+def __getattr__(name: str) -> Any:
+    """py4j's names that are imported on first use (see _LAZY and _logging)."""
+    if name in _LAZY:
+        import importlib
+        module, attr = _LAZY[name]
+        return getattr(importlib.import_module(module, __package__), attr)
+    if name in ("NullHandler", "null_handler", "logger"):
+        return _logging()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+register_output_converter(proto.REFERENCE_TYPE,
+                          lambda target_id, gateway_client: JavaObject(target_id, gateway_client))
+
+
 def _connect_socket(params: GatewayParameters) -> Any:
     """Opens a socket-mode client to a py4j GatewayServer."""
+    _refuse_tls(params, "GatewayParameters")
     return _py4jni.socket_client(params.address, params.port, params.auth_token,
                                  float(params.read_timeout or 0.0))
 

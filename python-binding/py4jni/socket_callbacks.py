@@ -214,6 +214,16 @@ def _invoke(client: Any, obj: Any, method: str, parts: list[bytes], propagate: b
         return _error_answer(client, err, False, keep)
 
 
+def _signal(name: str, sender: Any, **params: Any) -> None:
+    """Sends py4j's server signal ``py4jni.java_gateway.<name>``; a receiver's error is
+    logged, never raised into the server's threads."""
+    from . import java_gateway
+    try:
+        getattr(java_gateway, name).send(sender, **params)
+    except Exception:  # noqa: BLE001
+        java_gateway.logger.exception("a receiver of %s failed", name)
+
+
 class CallbackConnection:
     """One connection from Java's callback client, served on a daemon thread of its own
     until Java closes it or the server shuts down."""
@@ -223,16 +233,23 @@ class CallbackConnection:
         self.socket = sock
         self.thread = threading.Thread(target=self.run, daemon=True,
                                        name=f"py4jni-callback-connection-{number}")
+        self._stopped = threading.Lock()  # held once server_connection_stopped was sent
 
     def start(self) -> None:
         self.thread.start()
 
     def close(self) -> None:
-        """Wakes the serving thread, which then closes the socket (any thread)."""
+        """Wakes the serving thread, which then closes the socket (any thread); sends
+        py4j's server_connection_stopped (once)."""
         try:
             self.socket.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
+        self._signal_stopped()
+
+    def _signal_stopped(self) -> None:
+        if self._stopped.acquire(blocking=False):
+            _signal("server_connection_stopped", self.server, connection=self)
 
     def run(self) -> None:
         server = self.server
@@ -288,6 +305,7 @@ class CallbackConnection:
             pass
         finally:
             server._forget(self)
+            self._signal_stopped()
             try:
                 rfile.close()
                 sock.close()
@@ -360,6 +378,7 @@ class CallbackServer:
         self.thread = threading.Thread(target=self.run, daemon=True,
                                        name="py4jni-callback-server")
         self.thread.start()
+        _signal("server_started", self, server=self)
 
     def get_listening_port(self) -> int:
         """The port it listens on (the real one when ``port`` was 0)."""
@@ -376,9 +395,10 @@ class CallbackServer:
         while not self.is_shutdown and sock is not None:
             try:
                 conn, _ = sock.accept()
-            except OSError:
+            except OSError as exc:
                 if self.is_shutdown:
                     break
+                _signal("server_connection_error", self, error=exc)
                 continue  # e.g. ECONNABORTED: keep accepting
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if read_timeout:
@@ -391,6 +411,8 @@ class CallbackServer:
                     break
                 self.connections.add(connection)
             connection.start()
+            _signal("server_connection_started", self, connection=connection)
+        _signal("server_stopped", self, server=self)
 
     def _forget(self, connection: CallbackConnection) -> None:
         with self.lock:
@@ -411,6 +433,10 @@ class CallbackServer:
         with self.lock:
             if self.is_shutdown:
                 return
+        _signal("pre_server_shutdown", self, server=self)
+        with self.lock:
+            if self.is_shutdown:
+                return
             self.is_shutdown = True
             sock, self.server_socket = self.server_socket, None
             connections = list(self.connections)
@@ -428,6 +454,7 @@ class CallbackServer:
         if thread is not None and thread is not threading.current_thread():
             thread.join()
         self.thread = None
+        _signal("post_server_shutdown", self, server=self)
 
 
 class _GatewayCallbacks:
@@ -441,6 +468,7 @@ class _GatewayCallbacks:
         self.explicit = explicit
         self.pool = PythonProxyPool()
         self.server: CallbackServer | None = None
+        self.java_pointed = False  # Java's callback client was checked/reset for server
         self.entry_point: Any = None
         self.lock = threading.RLock()
 
@@ -460,6 +488,8 @@ class _GatewayCallbacks:
                                 f"interface names (str), not {name!r}")
         if self.server is None:
             self.start(None, implicit=True)
+        elif not self.java_pointed:  # Java was not up when the server started
+            self._point_java_at(self.server)
         return self.pool.put(obj) + ";" + ";".join(names)
 
     def start(self, params: Any, implicit: bool = False) -> bool:
@@ -489,6 +519,8 @@ class _GatewayCallbacks:
                 server.start()
             try:
                 self._point_java_at(server)
+            except Py4JNetworkError:
+                pass  # Java is not up yet: pointed when the first proxy is sent
             except BaseException:
                 server._stop(clear_pool=False)
                 raise
@@ -508,10 +540,12 @@ class _GatewayCallbacks:
         try:
             java_port = java_server.getPythonPort()
             java_address = java_server.getPythonAddress()
-            if java_port == port and java_address.getHostAddress() == address:
-                return
-            java_server.resetCallbackClient(
-                gateway.jvm.java.net.InetAddress.getByName(address), port)
+            if java_port != port or java_address.getHostAddress() != address:
+                java_server.resetCallbackClient(
+                    gateway.jvm.java.net.InetAddress.getByName(address), port)
+            self.java_pointed = True
+        except Py4JNetworkError:
+            raise  # Java not reachable (yet)
         except Py4JError as exc:
             raise Py4JError(f"py4jni: cannot point the Java side at the callback server "
                             f"({address}:{port}) through {GATEWAY_SERVER_OBJECT_ID}."

@@ -19,6 +19,10 @@ typedef struct ClientObject {
     PyObject *proxy_hook; /* socket mode: callable(obj) -> py4j proxy text "<id>;<iface>;..."
                              (None: not a proxy), from py4jni/socket_callbacks.py; or None */
     PyObject *weakreflist;
+    PyObject *dict;    /* py4j's GatewayClient attributes set by py4jni (address, port, ...) */
+    int auto_field;    /* py4j's auto_field: JavaObject attributes read public fields first */
+    PyObject *pending; /* dict: id -> JavaObject of a Java exception being raised (so that
+                          JavaObject(id, client) in get_return_value finds it), or NULL */
 } ClientObject;
 
 typedef struct JavaObject {
@@ -63,6 +67,10 @@ typedef struct p4j_registry {
     PyObject *Py4JError, *Py4JJavaError, *Py4JNetworkError, *Py4JAuthenticationError;
     PyObject *wrappers[P4J_KIND_COUNT]; /* type per ref kind (LIST, SET, ...) or NULL */
     PyObject *Decimal;                  /* decimal.Decimal, imported lazily */
+    PyObject *gateway_module;  /* py4jni.java_gateway: its get_return_value is the error hook */
+    PyObject *protocol_module; /* py4jni.protocol: its get_return_value, if replaced there */
+    PyObject *default_hook;    /* the original get_return_value */
+    PyObject *object_from_id;  /* callable(target_id, client): JavaObject(id, client) */
 } p4j_registry;
 extern p4j_registry p4j_reg;
 
@@ -102,6 +110,14 @@ PyObject *p4j_value_to_py(ClientObject *cl, p4j_value *v);
 /* Sets the Python exception for `err` and clears it. `where` is py4j's
  * "<target id>.<name>" of the failed call (or NULL). Returns NULL. */
 PyObject *p4j_raise(ClientObject *cl, p4j_error *err, const char *where);
+
+/* Like p4j_raise for a failed call of member `name` on py4j's `target` id (NULL: None,
+ * as py4j's constructors). A Java exception goes through the current
+ * py4jni.java_gateway.get_return_value (py4j's hook, looked up only here) with py4j's
+ * arguments ("xr<id>", client, target, name); returns what the hook returns (a value
+ * when a replaced hook swallows the exception), else NULL with the exception set. */
+PyObject *p4j_raise_call(ClientObject *cl, p4j_error *err, const char *target,
+                         const char *name);
 
 /* Returns a new JavaObject (or registered wrapper for `kind`) owning `ref`. */
 PyObject *p4j_wrap_ref(ClientObject *cl, p4j_kind kind, p4j_ref *ref);

@@ -492,7 +492,74 @@ void p4j_ref_id(ClientObject *cl, const p4j_ref *ref, char *buf, size_t cap)
         snprintf(buf, cap, "%s", (const char *)ref->handle);
 }
 
-PyObject *p4j_raise(ClientObject *cl, p4j_error *err, const char *where)
+/* The error hook now in force: java_gateway.get_return_value, or protocol's when only
+ * that one was replaced. New reference, or NULL (no exception set) when unregistered. */
+static PyObject *current_hook(void)
+{
+    if (!p4j_reg.gateway_module)
+        return NULL;
+    PyObject *hook = PyObject_GetAttrString(p4j_reg.gateway_module, "get_return_value");
+    if (hook == p4j_reg.default_hook && p4j_reg.protocol_module) {
+        PyObject *other = PyObject_GetAttrString(p4j_reg.protocol_module, "get_return_value");
+        if (other)
+            Py_SETREF(hook, other);
+    }
+    if (!hook)
+        PyErr_Clear();
+    return hook;
+}
+
+/* Raises Py4JJavaError(message, jexc) without the hook (steals jexc). */
+static PyObject *raise_java_direct(PyObject *jexc, const char *target, const char *name)
+{
+    PyObject *errmsg = name ? PyUnicode_FromFormat("An error occurred while calling %s.%s.\n",
+                                                   target ? target : "None", name)
+                            : PyUnicode_FromFormat("An error occurred while calling %s.\n",
+                                                   target ? target : "the JVM");
+    PyObject *exc = errmsg ? PyObject_CallFunctionObjArgs(p4j_reg.Py4JJavaError, errmsg, jexc,
+                                                          NULL)
+                           : NULL;
+    if (exc) {
+        PyErr_SetObject(p4j_reg.Py4JJavaError, exc);
+        Py_DECREF(exc);
+    }
+    Py_XDECREF(errmsg);
+    Py_DECREF(jexc);
+    return NULL;
+}
+
+/* Passes Java exception `jexc` (stolen) through the hook; see p4j_raise_call. */
+static PyObject *raise_java(ClientObject *cl, PyObject *jexc, const char *target,
+                            const char *name)
+{
+    PyObject *hook = current_hook();
+    if (!hook)
+        return raise_java_direct(jexc, target, name);
+    char id[80];
+    p4j_ref_id(cl, &((JavaObject *)jexc)->ref, id, sizeof id);
+    PyObject *key = PyUnicode_FromString(id);
+    if (!key || (!cl->pending && !(cl->pending = PyDict_New())) ||
+        PyDict_SetItem(cl->pending, key, jexc) < 0) {
+        Py_XDECREF(key);
+        Py_DECREF(hook);
+        Py_DECREF(jexc);
+        return NULL;
+    }
+    Py_DECREF(jexc); /* the pending table holds it while the hook runs */
+    PyObject *r = PyObject_CallFunction(hook, "NOzz", PyUnicode_FromFormat("xr%s", id),
+                                        (PyObject *)cl, target, name);
+    Py_DECREF(hook);
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    if (PyDict_DelItem(cl->pending, key) < 0)
+        PyErr_Clear();
+    Py_DECREF(key);
+    PyErr_Restore(et, ev, tb);
+    return r;
+}
+
+PyObject *p4j_raise_call(ClientObject *cl, p4j_error *err, const char *target,
+                         const char *name)
 {
     if (__atomic_load_n(&p4j_base_pending_any, __ATOMIC_RELAXED) && p4j_base_here()) {
         p4j_error_clear(cl->c, err); /* Java's exception for it: the kept one wins */
@@ -509,20 +576,9 @@ PyObject *p4j_raise(ClientObject *cl, p4j_error *err, const char *where)
     case P4J_ERR_JAVA: {
         p4j_ref t = err->throwable;
         err->throwable.handle = NULL; /* ownership moves to the JavaObject */
-        PyObject *jexc = p4j_wrap_ref(cl, P4J_REF, &t);
-        PyObject *errmsg = PyUnicode_FromFormat("An error occurred while calling %s.\n",
-                                                where ? where : "the JVM");
-        PyObject *exc = jexc && errmsg
-                            ? PyObject_CallFunctionObjArgs(p4j_reg.Py4JJavaError, errmsg, jexc, NULL)
-                            : NULL;
-        if (exc) {
-            PyErr_SetObject(p4j_reg.Py4JJavaError, exc);
-            Py_DECREF(exc);
-        }
-        Py_XDECREF(jexc);
-        Py_XDECREF(errmsg);
         p4j_error_clear(cl->c, err);
-        return NULL;
+        PyObject *jexc = p4j_wrap_ref(cl, P4J_REF, &t);
+        return jexc ? raise_java(cl, jexc, target, name) : NULL;
     }
     default: break;
     }
@@ -530,5 +586,17 @@ PyObject *p4j_raise(ClientObject *cl, p4j_error *err, const char *where)
         type = PyExc_RuntimeError;
     PyErr_SetString(type, msg);
     p4j_error_clear(cl->c, err);
+    return NULL;
+}
+
+PyObject *p4j_raise(ClientObject *cl, p4j_error *err, const char *where)
+{
+    PyObject *r = p4j_raise_call(cl, err, where ? where : "the JVM", NULL);
+    if (r) { /* a replaced hook returned a value where no value can go */
+        Py_DECREF(r);
+        PyErr_Format(p4j_reg.Py4JError ? p4j_reg.Py4JError : PyExc_RuntimeError,
+                     "py4jni: a Java exception in %s was swallowed by get_return_value",
+                     where ? where : "the JVM");
+    }
     return NULL;
 }

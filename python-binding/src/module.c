@@ -31,6 +31,9 @@ static PyObject *client_wrap_new(p4j_client *c)
     cl->converter = Py_NewRef(Py_None);
     cl->proxy_hook = Py_NewRef(Py_None);
     cl->weakreflist = NULL;
+    cl->dict = NULL;
+    cl->pending = NULL;
+    cl->auto_field = 0;
     return (PyObject *)cl;
 }
 
@@ -41,6 +44,8 @@ static void client_dealloc(PyObject *self)
         PyObject_ClearWeakRefs(self);
     Py_CLEAR(cl->converter);
     Py_CLEAR(cl->proxy_hook);
+    Py_CLEAR(cl->dict);
+    Py_CLEAR(cl->pending);
     if (cl->c) {
         cl->c->ops->shutdown(cl->c);
         cl->c->ops->destroy(cl->c);
@@ -323,7 +328,26 @@ static PyMethodDef client_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+static PyObject *client_get_auto_field(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(((ClientObject *)self)->auto_field);
+}
+
+static int client_set_auto_field(PyObject *self, PyObject *value, void *closure)
+{
+    (void)closure;
+    int on = value ? PyObject_IsTrue(value) : 0;
+    if (on < 0)
+        return -1;
+    ((ClientObject *)self)->auto_field = on;
+    return 0;
+}
+
 static PyGetSetDef client_getset[] = {
+    {"auto_field", client_get_auto_field, client_set_auto_field,
+     "py4j's auto_field: attributes of JavaObjects read a public field when there is one "
+     "(one extra transport call per attribute read).", NULL},
     {"closed", client_get_closed, NULL, "True after shutdown().", NULL},
     {"kind", client_get_kind, NULL, "'inproc' or 'socket'.", NULL},
     {"converter", client_get_converter, client_set_converter,
@@ -343,6 +367,7 @@ PyTypeObject ClientType = {
     .tp_basicsize = sizeof(ClientObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_weaklistoffset = offsetof(ClientObject, weakreflist),
+    .tp_dictoffset = offsetof(ClientObject, dict),
     .tp_dealloc = client_dealloc,
     .tp_methods = client_methods,
     .tp_getset = client_getset,
@@ -504,11 +529,24 @@ static PyObject *mod_register(PyObject *mod, PyObject *args, PyObject *kw)
 {
     (void)mod;
     static char *kwlist[] = {"Py4JError", "Py4JJavaError", "Py4JNetworkError",
-                             "Py4JAuthenticationError", "wrappers", NULL};
-    PyObject *e1, *e2, *e3, *e4, *wrappers = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOO|O!:_register", kwlist, &e1, &e2, &e3, &e4,
-                                     &PyDict_Type, &wrappers))
+                             "Py4JAuthenticationError", "wrappers", "gateway_module",
+                             "protocol_module", "object_from_id", NULL};
+    PyObject *e1, *e2, *e3, *e4, *wrappers = NULL, *gw_mod = NULL, *proto_mod = NULL;
+    PyObject *from_id = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOO|O!OOO:_register", kwlist, &e1, &e2, &e3,
+                                     &e4, &PyDict_Type, &wrappers, &gw_mod, &proto_mod,
+                                     &from_id))
         return NULL;
+    if (gw_mod && proto_mod) {
+        PyObject *hook = PyObject_GetAttrString(proto_mod, "get_return_value");
+        if (!hook)
+            return NULL;
+        Py_XSETREF(p4j_reg.default_hook, hook);
+        Py_XSETREF(p4j_reg.gateway_module, Py_NewRef(gw_mod));
+        Py_XSETREF(p4j_reg.protocol_module, Py_NewRef(proto_mod));
+    }
+    if (from_id)
+        Py_XSETREF(p4j_reg.object_from_id, Py_NewRef(from_id));
     Py_XSETREF(p4j_reg.Py4JError, Py_NewRef(e1));
     Py_XSETREF(p4j_reg.Py4JJavaError, Py_NewRef(e2));
     Py_XSETREF(p4j_reg.Py4JNetworkError, Py_NewRef(e3));

@@ -86,14 +86,12 @@ static void member_target(JavaMemberObject *m, ClientObject **cl, p4j_ref **ref)
 static PyObject *call_failed(ClientObject *cl, p4j_error *err, const p4j_ref *ref,
                              JavaMemberObject *m)
 {
-    char id[64], where[64 + 256];
+    char id[300];
     if (m->flags & P4J_CALL_STATIC)
         snprintf(id, sizeof id, "z:%s", PyUnicode_AsUTF8(((JavaClassObject *)m->owner)->fqn));
     else
         p4j_ref_id(cl, ref, id, sizeof id);
-    snprintf(where, sizeof where, "%s.%.*s", id, (int)(m->cname_len > 255 ? 255 : m->cname_len),
-             m->cname);
-    return p4j_raise(cl, err, where);
+    return p4j_raise_call(cl, err, id, m->cname);
 }
 
 static PyObject *member_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
@@ -157,10 +155,64 @@ static PyObject *member_get_container(PyObject *self, void *closure)
     return Py_NewRef(((JavaMemberObject *)self)->owner);
 }
 
+/* py4j's __doc__: the help page of `target` (a JavaObject or JavaClass), restricted to
+ * the overloads of `name` when given; `fallback` (the type's doc) when it fails. */
+static PyObject *help_doc(PyObject *target, PyObject *name, const char *fallback)
+{
+    PyObject *client = PyObject_GetAttrString(target, "_gateway_client");
+    PyObject *pattern = name ? PyUnicode_FromFormat("%U(*", name) : Py_NewRef(Py_None);
+    PyObject *page = client && pattern
+                         ? PyObject_CallMethod(client, "help", "OO", target, pattern)
+                         : NULL;
+    Py_XDECREF(client);
+    Py_XDECREF(pattern);
+    if (!page) {
+        PyErr_Clear(); /* a closed gateway: introspection must not fail */
+        return PyUnicode_FromString(fallback);
+    }
+    return page;
+}
+
+static PyObject *member_get_doc(PyObject *self, void *closure)
+{
+    (void)closure;
+    JavaMemberObject *m = (JavaMemberObject *)self;
+    return help_doc(m->owner, m->name, "A Java method.");
+}
+
 static PyGetSetDef member_getset[] = {
+    {"__doc__", member_get_doc, NULL, "py4j's help page of this method's overloads.", NULL},
     {"name", member_get_name, NULL, "The Java method name.", NULL},
     {"container", member_get_container, NULL, "The object or class the method belongs to.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
+};
+
+/* py4j's JavaMember.stream(*args): py4jni.java_gateway._member_stream does it. */
+static PyObject *member_stream(PyObject *self, PyObject *args)
+{
+    PyObject *mod = PyImport_ImportModule("py4jni.java_gateway");
+    PyObject *fn = mod ? PyObject_GetAttrString(mod, "_member_stream") : NULL;
+    Py_XDECREF(mod);
+    if (!fn)
+        return NULL;
+    PyObject *full = PyTuple_New(PyTuple_GET_SIZE(args) + 1);
+    PyObject *r = NULL;
+    if (full) {
+        PyTuple_SET_ITEM(full, 0, Py_NewRef(self));
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); i++)
+            PyTuple_SET_ITEM(full, i + 1, Py_NewRef(PyTuple_GET_ITEM(args, i)));
+        r = PyObject_Call(fn, full, NULL);
+        Py_DECREF(full);
+    }
+    Py_DECREF(fn);
+    return r;
+}
+
+static PyMethodDef member_methods[] = {
+    {"stream", member_stream, METH_VARARGS,
+     "stream(*args): calls the method with py4j's binary protocol (socket mode); returns "
+     "a guard whose read() gives the bytes of the ReadableByteChannel it returned."},
+    {NULL, NULL, 0, NULL},
 };
 
 PyTypeObject JavaMemberType = {
@@ -174,6 +226,7 @@ PyTypeObject JavaMemberType = {
     .tp_call = PyVectorcall_Call,
     .tp_dealloc = member_dealloc,
     .tp_repr = member_repr,
+    .tp_methods = member_methods,
     .tp_getset = member_getset,
 };
 
@@ -230,13 +283,41 @@ static void jobject_dealloc(PyObject *self)
         Py_TYPE(self)->tp_free(self);
 }
 
+/* Returns the Client argument of JavaObject(...)/JavaClass(...), or NULL with TypeError. */
+static ClientObject *client_arg(PyObject *client)
+{
+    if (!PyObject_TypeCheck(client, &ClientType)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "gateway_client must be a py4jni gateway client (gateway._gateway_client)");
+        return NULL;
+    }
+    return (ClientObject *)client;
+}
+
+/* py4j's JavaObject(target_id, gateway_client): the exception being passed to
+ * get_return_value, else what py4jni.java_gateway resolves for the id. */
 static PyObject *jobject_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    (void)type; (void)args; (void)kwds;
-    PyErr_SetString(PyExc_TypeError,
-                    "JavaObject instances come from the gateway (call a Java constructor "
-                    "through gateway.jvm)");
-    return NULL;
+    (void)type;
+    static char *kwlist[] = {"target_id", "gateway_client", NULL};
+    PyObject *id, *client;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "UO:JavaObject", kwlist, &id, &client))
+        return NULL;
+    ClientObject *cl = client_arg(client);
+    if (!cl)
+        return NULL;
+    if (cl->pending) {
+        PyObject *o = PyDict_GetItemWithError(cl->pending, id);
+        if (o)
+            return Py_NewRef(o);
+        if (PyErr_Occurred())
+            return NULL;
+    }
+    if (!p4j_reg.object_from_id) {
+        PyErr_SetString(PyExc_TypeError, "py4jni: JavaObject(id, client) needs the py4jni package");
+        return NULL;
+    }
+    return PyObject_CallFunctionObjArgs(p4j_reg.object_from_id, id, client, NULL);
 }
 
 static PyObject *jobject_getattro(PyObject *self, PyObject *name)
@@ -256,6 +337,13 @@ static PyObject *jobject_getattro(PyObject *self, PyObject *name)
     }
     if (!PyUnicode_Check(name) || is_dunder(name))
         return PyObject_GenericGetAttr(self, name);
+    if (((JavaObject *)self)->client->auto_field) { /* py4j: a field wins over a method */
+        PyObject *v = PyObject_CallMethod((PyObject *)((JavaObject *)self)->client,
+                                          "field_get", "OO", self, name);
+        if (v || !p4j_reg.Py4JError || !PyErr_ExceptionMatches(p4j_reg.Py4JError))
+            return v;
+        PyErr_Clear();
+    }
     return p4j_member_new(self, name, 0);
 }
 
@@ -361,7 +449,9 @@ static PyObject *jobject_dir(PyObject *self, PyObject *unused)
 {
     (void)unused;
     JavaObject *o = (JavaObject *)self;
-    PyObject *fields = dir_names(o->client, &o->ref, P4J_DIR_FIELDS);
+    /* py4j lists the fields only under auto_field (then they are attributes) */
+    PyObject *fields = o->client->auto_field ? dir_names(o->client, &o->ref, P4J_DIR_FIELDS)
+                                             : PyList_New(0);
     PyObject *methods = fields ? dir_names(o->client, &o->ref, P4J_DIR_METHODS) : NULL;
     PyObject *r = NULL;
     if (methods) {
@@ -397,6 +487,12 @@ void p4j_unpin(JavaObject *o)
     }
 }
 
+static PyObject *jobject_object_id(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyObject_GetAttrString(self, "_target_id");
+}
+
 static PyObject *jobject_detach(PyObject *self, PyObject *unused)
 {
     (void)unused;
@@ -417,12 +513,28 @@ static PyObject *jobject_detached(PyObject *self, void *closure)
 
 static PyMethodDef jobject_methods[] = {
     {"__dir__", jobject_dir, METH_NOARGS, "Java fields and methods of this object."},
+    {"_get_object_id", jobject_object_id, METH_NOARGS, "py4j's id of the Java object."},
     {"_detach", jobject_detach, METH_NOARGS,
      "Releases the Java object now; later use raises Py4JError."},
     {NULL, NULL, 0, NULL},
 };
 
+static PyObject *jobject_get_auto_field(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(((JavaObject *)self)->client->auto_field);
+}
+
+static PyObject *jobject_get_doc(PyObject *self, void *closure)
+{
+    (void)closure;
+    return help_doc(self, NULL, "A reference to a Java object.");
+}
+
 static PyGetSetDef jobject_getset[] = {
+    {"__doc__", jobject_get_doc, NULL, "py4j's help page of the object's class.", NULL},
+    {"_auto_field", jobject_get_auto_field, NULL,
+     "py4j's auto_field of the gateway: attributes read public fields first.", NULL},
     {"_target_id", jobject_get_target_id, NULL, "py4j's id of the Java object.", NULL},
     {"_gateway_client", jobject_get_client, NULL, "The client this object lives in.", NULL},
     {"_detached", jobject_detached, NULL, "True once the Java object was released.", NULL},
@@ -596,11 +708,29 @@ static PyObject *jclass_vectorcall(PyObject *self, PyObject *const *args, size_t
     Py_END_ALLOW_THREADS
     p4j_args_release(&pack);
     if (st != P4J_OK) {
-        char where[300];
-        snprintf(where, sizeof where, "None.%s", PyUnicode_AsUTF8(o->fqn));
-        return p4j_raise(cl, &err, where);
+        return p4j_raise_call(cl, &err, NULL, PyUnicode_AsUTF8(o->fqn));
     }
     return P4J_BASE_CHECKED(p4j_value_to_py(cl, &out));
+}
+
+/* py4j's JavaClass(fqn, gateway_client): the class, resolved once (Py4JError if absent). */
+static PyObject *jclass_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    (void)type;
+    static char *kwlist[] = {"fqn", "gateway_client", NULL};
+    PyObject *fqn, *client;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "UO:JavaClass", kwlist, &fqn, &client))
+        return NULL;
+    if (!client_arg(client))
+        return NULL;
+    PyObject *r = PyObject_CallMethod(client, "resolve", "OO", Py_None, fqn);
+    if (r == Py_None) {
+        Py_DECREF(r);
+        PyErr_Format(p4j_reg.Py4JError ? p4j_reg.Py4JError : PyExc_RuntimeError,
+                     "py4jni: %U is not a Java class", fqn);
+        return NULL;
+    }
+    return r;
 }
 
 static PyObject *jclass_repr(PyObject *self)
@@ -646,7 +776,14 @@ static PyMethodDef jclass_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+static PyObject *jclass_get_doc(PyObject *self, void *closure)
+{
+    (void)closure;
+    return help_doc(self, NULL, "A Java class.");
+}
+
 static PyGetSetDef jclass_getset[] = {
+    {"__doc__", jclass_get_doc, NULL, "py4j's help page of the class.", NULL},
     {"_fqn", jclass_get_fqn, NULL, "The class's binary name.", NULL},
     {"_java_lang_class", jclass_get_class, NULL, "The java.lang.Class object (a JavaObject).",
      NULL},
@@ -669,6 +806,7 @@ PyTypeObject JavaClassType = {
     .tp_call = PyVectorcall_Call,
     .tp_vectorcall_offset = offsetof(JavaClassObject, vectorcall),
     .tp_repr = jclass_repr,
+    .tp_new = jclass_new,
     .tp_methods = jclass_methods,
     .tp_getset = jclass_getset,
 };

@@ -146,3 +146,37 @@ def test_invalid_utf8_in_answer_is_py4jerror():
         gw.close()
         srv.close()
         t.join(10)
+
+
+def test_shutdown_stops_a_gateway_server_close_does_not():
+    """py4j's rule: shutdown() stops the GatewayServer (even one this gateway did not
+    launch), close() only closes this gateway's connections."""
+    port, proc = launch_gateway(classpath=fixtures_jar(), die_on_exit=True, return_proc=True)
+    try:
+        first = JavaGateway(gateway_parameters=GatewayParameters(port=port))
+        assert first.jvm.java.lang.Math.max(1, 2) == 2
+        first.close()
+        with pytest.raises(Py4JError):
+            first.jvm.java.lang.Math.max(1, 2)
+        second = JavaGateway(gateway_parameters=GatewayParameters(port=port))
+        assert second.jvm.java.lang.Math.max(3, 2) == 3  # the server survived close()
+        second.shutdown()
+        deadline = time.monotonic() + 30  # the server stops listening once it has answered
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=5).close()
+            except OSError:
+                break
+            time.sleep(0.05)
+        else:
+            pytest.fail("the GatewayServer still accepts connections after shutdown()")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+
+
+def test_launched_process_stays_readable_after_shutdown():
+    gw = JavaGateway.launch_gateway(classpath=fixtures_jar(), die_on_exit=True)
+    gw.shutdown()
+    assert gw.java_process is not None and gw.java_process.poll() is not None

@@ -82,7 +82,7 @@ def own(server):
 
     yield make
     for gw in reversed(made):
-        gw.shutdown()
+        gw.close()  # shutdown() would stop the shared GatewayServer (py4j's rule)
 
 
 def ephemeral(**kwargs):
@@ -170,7 +170,7 @@ def test_shutdown_closes_the_callback_server(own):
     op = Add()
     fx_holder.hold(op)
     port = holder.get_callback_server().get_listening_port()
-    holder.shutdown()
+    holder.close()  # closes the callback server too; shutdown() would stop the server
     assert holder.get_callback_server() is None
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=10).close()
@@ -564,3 +564,59 @@ print(gw.jvm.org.py4jni.fixtures.CallbackFixtures.applyHeld(2, 3))
     r = run_python(code)
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.split() == ["5"]
+
+
+def test_server_signals_follow_py4j(own):
+    """py4j's server signals: started, connection started/stopped, pre/post shutdown and
+    stopped, each with the callback server as sender."""
+    from py4jni import java_gateway as jg
+    events = []
+    names = ["server_started", "server_connection_started", "server_connection_stopped",
+             "pre_server_shutdown", "server_stopped", "post_server_shutdown"]
+    receivers = {}
+    for name in names:
+        def receiver(signal, sender, _name=name, **params):
+            events.append((_name, sender))
+        receivers[name] = receiver
+        getattr(jg, name).connect(receiver)
+    try:
+        gw = own(callback_server_parameters=ephemeral())
+        server = gw.get_callback_server()
+        assert gw.jvm.org.py4jni.fixtures.Callbacks.apply(Add(), 1, 2) == 3
+        gw.shutdown_callback_server()
+    finally:
+        for name in names:
+            getattr(jg, name).disconnect(receivers[name])
+    seen = [name for name, sender in events if sender is server]
+    assert seen[0] == "server_started" and "server_connection_started" in seen
+    assert "server_connection_stopped" in seen
+    # between pre_ and post_server_shutdown: the accepting thread stops and the
+    # connections close (concurrently, as in py4j)
+    tail = seen[seen.index("pre_server_shutdown"):]
+    assert tail[0] == "pre_server_shutdown" and tail[-1] == "post_server_shutdown"
+    assert {"server_stopped"} <= set(tail[1:-1]) <= {
+        "server_stopped", "server_connection_stopped",
+        "server_connection_started"}  # one Java opened as the shutdown began
+
+
+def test_callback_server_starts_before_java_is_up():
+    """py4j's callback server does not need the GatewayServer: the gateway and its
+    callback server start first; Java is pointed at it when the first proxy is sent."""
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    gw = JavaGateway(gateway_parameters=GatewayParameters(port=port),
+                     callback_server_parameters=ephemeral())
+    proc = None
+    try:
+        assert gw.get_callback_server().get_listening_port() > 0
+        from py4jni import launch_gateway
+        _, proc = launch_gateway(port=port, classpath=fixtures_jar(), die_on_exit=True,
+                                 return_proc=True)
+        assert gw.jvm.org.py4jni.fixtures.Callbacks.apply(Add(), 2, 5) == 7
+    finally:
+        gw.close()
+        if proc is not None:
+            proc.kill()
+            proc.wait()

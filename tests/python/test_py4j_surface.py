@@ -1,0 +1,119 @@
+"""py4j's public surface: every public module-level name of py4j 0.10.9.9's modules
+exists in the same-named py4jni module (deviations are listed, with their reason, in
+the README's "Deviations from py4j" table)."""
+from __future__ import annotations
+
+import importlib
+import types
+
+import pytest
+
+MODULES = ["java_gateway", "protocol", "java_collections", "clientserver", "finalizer",
+           "signals", "compat"]
+
+# Names py4j exposes only as side effects of its own imports of Python 2/3 helpers
+# that py4jni does not import in that module: (module, name) -> reason.
+DEVIATIONS: dict[tuple[str, str], str] = {
+    (module, feature): "a __future__ feature, not an API"
+    for module in MODULES if module not in ("signals",)
+    for feature in ("unicode_literals", "absolute_import")
+}
+
+
+def test_deviations_are_documented() -> None:
+    from conftest import ROOT
+    with open(f"{ROOT}/README.md") as f:
+        readme = f.read()
+    table = readme.split("## Deviations from py4j", 1)[1].split("\n## ", 1)[0]
+    for (_, name), _reason in DEVIATIONS.items():
+        assert f"`{name}`" in table, f"{name} is missing from README's deviations table"
+
+
+def public_names(module: types.ModuleType) -> set[str]:
+    return {n for n, v in vars(module).items()
+            if not n.startswith("_") and not isinstance(v, types.ModuleType)}
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_every_public_py4j_name_exists(name: str) -> None:
+    py4j_mod = importlib.import_module("py4j." + name)
+    ours = importlib.import_module("py4jni." + name)
+    missing = sorted(n for n in public_names(py4j_mod)
+                     if not hasattr(ours, n) and (name, n) not in DEVIATIONS)
+    assert not missing, f"py4jni.{name} lacks py4j's {missing}"
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_constants_have_py4j_values(name: str) -> None:
+    py4j_mod = importlib.import_module("py4j." + name)
+    ours = importlib.import_module("py4jni." + name)
+    differ = [n for n in public_names(py4j_mod)
+              if n.isupper() and isinstance(getattr(py4j_mod, n), (str, int, float, frozenset))
+              and getattr(ours, n, None) != getattr(py4j_mod, n)]
+    assert not differ, differ
+
+
+def test_protocol_encoding_matches_py4j() -> None:
+    import py4j.protocol as theirs
+
+    import py4jni.protocol as ours
+    for text in ["a\\b\nc\r", "", "x\\n", "plain"]:
+        assert ours.escape_new_line(text) == theirs.escape_new_line(text)
+        escaped = theirs.escape_new_line(text)
+        assert ours.unescape_new_line(escaped) == theirs.unescape_new_line(escaped)
+    for value in [None, True, False, 1, -2**31, 2**40, 1.5, float("inf"), float("nan"),
+                  b"ab", bytearray(b"x"), "s\n"]:
+        assert ours.get_command_part(value) == theirs.get_command_part(value), value
+    assert ours.decode_bytearray(ours.encode_bytearray(b"\x00\xff")) == bytearray(b"\x00\xff")
+    assert ours.is_error("xs")[0] and not ours.is_error("ys")[0]
+    assert ours.is_fatal_error("z") and not ours.is_fatal_error("x")
+    for args in [("a", "b"), ("a", None)]:
+        assert ours.compute_exception_message(*args) == theirs.compute_exception_message(*args)
+    for answer in ["xsno\\nway", "xn", "yi1", "x"]:
+        assert ours.get_error_message(answer) == theirs.get_error_message(answer), answer
+
+
+def test_get_return_value_decodes_py4j_answers() -> None:
+    from py4jni.protocol import Py4JError, get_return_value
+    assert get_return_value("yi42", None) == 42
+    assert get_return_value("ysa\\nb", None) == "a\nb"
+    assert get_return_value("ybtrue", None) is True
+    assert get_return_value("yv", None) is None
+    assert get_return_value("ydNaN", None) != get_return_value("ydNaN", None)
+    with pytest.raises(Py4JError, match="calling o1.f. Trace:\nboom"):
+        get_return_value("xsboom", None, "o1", "f")
+
+
+def test_signals_connect_send_disconnect() -> None:
+    from py4jni.signals import Signal
+    sig, seen = Signal(), []
+
+    def receiver(signal, sender, **params):
+        seen.append((sender, params))
+        return "ok"
+
+    sender = object()
+    sig.connect(receiver, sender=sender)
+    sig.connect(receiver, sender=sender)  # registered once
+    assert sig.send(object(), x=1) == []  # another sender: not ours
+    assert sig.send(sender, x=2) == [(receiver, "ok")]
+    assert seen == [(sender, {"x": 2})]
+    assert sig.disconnect(receiver, sender=sender)
+    assert sig.send(sender) == []
+
+
+def test_finalizer_keeps_and_clears() -> None:
+    import weakref
+
+    from py4jni.finalizer import ThreadSafeFinalizer, clear_finalizers
+
+    class Thing:
+        pass
+
+    thing = Thing()
+    ThreadSafeFinalizer.add_finalizer("k", weakref.ref(thing))
+    clear_finalizers()
+    assert "k" in ThreadSafeFinalizer.finalizers  # alive: kept
+    del thing
+    clear_finalizers()
+    assert "k" not in ThreadSafeFinalizer.finalizers
