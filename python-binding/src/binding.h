@@ -154,6 +154,9 @@ void p4j_value_discard(ClientObject *cl, p4j_value *v);
 int p4j_arrays_init(PyObject *module);
 int p4j_batches_init(PyObject *module);
 
+/* Adds buffers.c's zero-copy functions (direct_buffer, as_memoryview). 0 or -1. */
+int p4j_buffers_init(PyObject *module);
+
 /* ---- callbacks: Java calls Python (callbacks.c, natives.c; py4jni/callbacks.py) */
 
 /* When `o` is a py4j-style proxy (its class has `Java.implements`) and the client is
