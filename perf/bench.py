@@ -44,10 +44,10 @@ REPO_DIR = backends.REPO_DIR
 
 # Run sizes. A cell (scenario x backend) takes part in `rounds` rounds unless its batches
 # would exceed `budget` seconds in all: then it runs in fewer rounds (at least
-# `min_rounds`), spread evenly over the run. A cell whose least work (its first unit,
-# warm-up and min_rounds batches of one unit) would exceed SKIP_FACTOR x budget (at
-# least SKIP_MIN_S) is "skipped: over budget" after its first units (py4j's base64 at
-# 64 MiB, ...).
+# `min_rounds`), spread evenly over the run. A cell of a large-size scenario
+# (Scenario.may_skip: X7/X8 from 1 MiB, X9) whose least work (its first unit, warm-up
+# and min_rounds batches of one unit) would exceed SKIP_FACTOR x budget (at least
+# SKIP_MIN_S) is "skipped: over budget" after its first units (py4j's base64 at 64 MiB).
 PRESETS = {
     "full": dict(rounds=21, round_time=0.1, budget=4.0, min_rounds=5, warmup_batches=2,
                  cold_reps=10, mem_objects=1_000_000),
@@ -901,7 +901,8 @@ class Suite:
                 return
             ns = max(resp["ns"], 1)
             cell.calibration.append({"units": units, "ns": ns})
-            if units == 1 and len(cell.calibration) <= 2 and self.over_budget(cell, ns / 1e9):
+            if (units == 1 and len(cell.calibration) <= 2 and scenarios.BY_ID[cell.sid].may_skip
+                    and self.over_budget(cell, ns / 1e9)):
                 if cell.status == "skipped":
                     return
                 continue  # the first unit ran cold (JIT): decide on a second one

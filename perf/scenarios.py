@@ -56,6 +56,7 @@ class Scenario:
     params: dict = field(default_factory=dict)
     note: str = ""
     fixtures: bool = False  # needs the Java test fixtures jar on the class path
+    may_skip: bool = False  # large sizes: a cell over budget is skipped (perf/bench.py)
 
     def expr(self, flavour):
         return (self.py4j if flavour == "py4j" else self.jpype).clean()
@@ -66,6 +67,7 @@ SIZES_X3 = {"100": 100, "1k": 1000, "10k": 10000}
 SIZES_BYTES = {"1k": 1024, "16k": 16384, "256k": 262144, "1M": 1 << 20, "16M": 16 << 20,
                "64M": 64 << 20}
 SIZE_X9 = 256 << 20  # bytes Java sums in X9
+LARGE_BYTES = 1 << 20  # X7/X8 from this size on may be skipped as over budget
 SIZES_LAT = [16, 256, 4096, 16384, 65536]
 THREADS_X1 = [1, 4, 16]
 SIZE_ARR = 1_000_000  # doubles (8 MB) per ARR unit
@@ -383,7 +385,7 @@ def _table():
     for name, n in SIZES_BYTES.items():
         add(Scenario(
             f"X7-{name}", "X7", f"bytes RECV: bb.array() of ByteBuffer.allocate({n}) -> Python bytes",
-            "call", 1, params={"N": n},
+            "call", 1, params={"N": n}, may_skip=n >= LARGE_BYTES,
             py4j=Expr(setup="bb = gateway.jvm.java.nio.ByteBuffer.allocate(N)",
                       check="r = bb.array(); assert isinstance(r, (bytes, bytearray)) and len(r) == N",
                       op="bb.array()"),
@@ -395,7 +397,7 @@ def _table():
     for name, n in SIZES_BYTES.items():
         add(Scenario(
             f"X8-{name}", "X8", f"bytes SEND: baos.write(data, 0, {n}); baos.reset()",
-            "call", 1, params={"N": n},
+            "call", 1, params={"N": n}, may_skip=n >= LARGE_BYTES,
             py4j=Expr(setup="baos = gateway.jvm.java.io.ByteArrayOutputStream(N)\ndata = payload(N)",
                       check="baos.write(data, 0, N); assert baos.toByteArray() == data; baos.reset()",
                       op="baos.write(data, 0, N)\nbaos.reset()"),
@@ -483,56 +485,34 @@ def _table():
     # ---- X9: Java reads a large Python buffer ------------------------------------------
     x9_na = ("socket mode: Java cannot see Python's memory, and 256 MiB a call through a "
              "socket is X8-64M's business")
-    add(Scenario(
-        "X9-direct", "X9",
-        f"Java sums a {SIZE_X9 >> 20} MiB Python bytearray through a direct ByteBuffer over it",
-        "call", 1, params={"N": SIZE_X9}, fixtures=True,
-        py4j=Expr(setup=f"""
-            if mode != "inproc":
-                raise NotApplicable("{x9_na}")
-            if not hasattr(gateway, "direct_buffer"):
-                raise NotApplicable("no direct_buffer in this package")
-            need_fixtures()
-            Bf = gateway.jvm.{FIXTURES_PKG}.Buffers
-            direct_buffer = gateway.direct_buffer
-            buf = bytearray(payload(N))
-            """,
-            check="assert Bf.sumDirect(direct_buffer(buf)) == word_checksum(buf)",
-            op="Bf.sumDirect(direct_buffer(buf))"),
-        jpype=Expr(setup=f"""
-            need_fixtures()
-            import jpype.nio
-            Bf = jpype.JClass("{FIXTURES_PKG}.Buffers")
-            direct_buffer = jpype.nio.convertToDirectBuffer
-            buf = bytearray(payload(N))
-            """,
-            check="assert Bf.sumDirect(direct_buffer(buf)) == word_checksum(buf)",
-            op="Bf.sumDirect(direct_buffer(buf))"),
-        note="a unit wraps the bytearray (py4jni: gateway.direct_buffer; JPype: "
-             "jpype.nio.convertToDirectBuffer) and calls Buffers.sumDirect (fixtures), which "
-             "sums the 8-byte words with getLong: no copy"))
-    add(Scenario(
-        "X9-copy", "X9",
-        f"Java sums a {SIZE_X9 >> 20} MiB Python bytes object passed as a byte[] (a copy)",
-        "call", 1, params={"N": SIZE_X9}, fixtures=True,
-        py4j=Expr(setup=f"""
-            if mode != "inproc":
-                raise NotApplicable("{x9_na}")
-            need_fixtures()
-            Bf = gateway.jvm.{FIXTURES_PKG}.Buffers
-            data = payload(N)
-            """,
-            check="assert Bf.sumBytes(data) == word_checksum(data)",
-            op="Bf.sumBytes(data)"),
-        jpype=Expr(setup=f"""
-            need_fixtures()
-            Bf = jpype.JClass("{FIXTURES_PKG}.Buffers")
-            data = payload(N)
-            """,
-            check="assert Bf.sumBytes(data) == word_checksum(data)",
-            op="Bf.sumBytes(data)"),
-        note="Buffers.sumBytes(byte[]) runs the same loop over ByteBuffer.wrap(b): the "
-             "difference to X9-direct is the 256 MiB copy into a new byte[]"))
+    # (id, work, py4j setup lines, JPype setup lines, the data, the call, note)
+    x9 = (
+        ("X9-direct", "bytearray through a direct ByteBuffer over it",
+         'if not hasattr(gateway, "direct_buffer"):\n'
+         '    raise NotApplicable("no direct_buffer in this package")\n'
+         "direct_buffer = gateway.direct_buffer",
+         "import jpype.nio\ndirect_buffer = jpype.nio.convertToDirectBuffer",
+         "bytearray(payload(N))", "Bf.sumDirect(direct_buffer(data))",
+         "a unit wraps the bytearray (py4jni: gateway.direct_buffer; JPype: "
+         "jpype.nio.convertToDirectBuffer) and calls Buffers.sumDirect (fixtures), which "
+         "sums the 8-byte words with getLong: no copy"),
+        ("X9-copy", "bytes object passed as a byte[] (a copy)", "", "", "payload(N)",
+         "Bf.sumBytes(data)",
+         "Buffers.sumBytes(byte[]) runs the same loop over ByteBuffer.wrap(b): the "
+         "difference to X9-direct is the 256 MiB copy into a new byte[]"),
+    )
+    for sid, what, py4j_extra, jpype_extra, data, call, note in x9:
+        add(Scenario(
+            sid, "X9", f"Java sums a {SIZE_X9 >> 20} MiB Python {what}", "call", 1,
+            params={"N": SIZE_X9}, fixtures=True, may_skip=True,
+            py4j=Expr(setup=f'if mode != "inproc":\n    raise NotApplicable("{x9_na}")\n'
+                            f"{py4j_extra}\nneed_fixtures()\n"
+                            f"Bf = gateway.jvm.{FIXTURES_PKG}.Buffers\ndata = {data}",
+                      check=f"assert {call} == word_checksum(data)", op=call),
+            jpype=Expr(setup=f"need_fixtures()\n{jpype_extra}\n"
+                             f'Bf = jpype.JClass("{FIXTURES_PKG}.Buffers")\ndata = {data}',
+                       check=f"assert {call} == word_checksum(data)", op=call),
+            note=note))
 
     # ---- LAT: string-argument latency curve --------------------------------------------
     for n in SIZES_LAT:

@@ -155,15 +155,15 @@ def test_in_process_only_scenario_is_na_elsewhere_with_reason(tmp_path):
 
 
 def test_cell_over_budget_is_skipped_with_reason(tmp_path):
-    # --skip-over 1e-6: any unit is over budget, so the cell stops after its first units
-    # and says why instead of running its rounds.
+    # --skip-over 1e-6: any unit is over budget, so the cell of a large-size scenario
+    # stops after its first unit and says why instead of running its rounds.
     if not _installed("py4j"):
         pytest.skip("py4j not installed")
     out = tmp_path / "run"
-    r = _bench("--quick", "--scenarios", "X7-1k", "--backends", "py4j", "--skip-over",
+    r = _bench("--quick", "--scenarios", "X7-1M", "--backends", "py4j", "--skip-over",
                "0.000001", "--no-charts", "--out", str(out))
     assert r.returncode == 0, r.stderr[-3000:]
-    cell = _cells(out)[("X7-1k", "py4j")]
+    cell = _cells(out)[("X7-1M", "py4j")]
     assert cell["status"] == "skipped" and "over budget" in cell["reason"], cell
     assert not cell["rounds"] and len(cell["calibration"]) == 1, cell  # one unit alone: over
     assert "skipped [" in (out / "report.md").read_text()

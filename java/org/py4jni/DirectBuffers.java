@@ -19,23 +19,9 @@ public final class DirectBuffers {
 
     /** Registers {@code buffer} so that {@code release(handle)} runs once Java drops it. */
     static void track(ByteBuffer buffer, long handle) {
-        CLEANER.register(buffer, new Release(handle));
+        CLEANER.register(buffer, () -> release(handle)); /* holds the handle, never the buffer */
     }
 
     /** Bound by jni/inproc_buffers.c: hands the Python memory back to Python. */
     private static native void release(long handle);
-
-    /** The cleaning action; holds the handle only, never the buffer. */
-    private static final class Release implements Runnable {
-        private final long handle;
-
-        Release(long handle) {
-            this.handle = handle;
-        }
-
-        @Override
-        public void run() {
-            release(handle);
-        }
-    }
 }
