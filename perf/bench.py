@@ -57,6 +57,8 @@ PRESETS = {
 MIN_CALLS = 1000  # per round, for sub-millisecond operations
 SKIP_FACTOR = 5  # x budget: the most a cell may take at its least ...
 SKIP_MIN_S = 10.0  # ... and never less than this (quick runs keep slow but sane cells)
+LARGE_BUDGET = 0.5  # x budget for the cells of large-size scenarios (they are many and
+#                     their batches long: the full run stays under 15 minutes)
 MAX_RESTARTS = 3  # per backend, after a crash or a timeout
 FLOOR = "floor"  # the C/JNI floor's name among the workers
 
@@ -952,8 +954,10 @@ class Suite:
             if c.status != "ok":
                 continue
             batch_s = c.units * c.unit_ns / 1e9
-            k = R if batch_s * R <= self.preset["budget"] else \
-                max(self.preset["min_rounds"], int(self.preset["budget"] / batch_s))
+            budget = self.preset["budget"] * (LARGE_BUDGET if scenarios.BY_ID[c.sid].may_skip
+                                              else 1)
+            k = R if batch_s * R <= budget else \
+                max(self.preset["min_rounds"], int(budget / batch_s))
             k = min(k, R)
             c.plan = {math.floor(i * R / k) for i in range(k)}
 

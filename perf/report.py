@@ -478,7 +478,11 @@ def write_report(results, out, charts):
         ["rounds", f"{meta['preset']['rounds']} rounds of ~{meta['preset']['round_time']} s batches "
                    f"(>= {meta['min_calls']} operations when sub-millisecond), after warm-up and "
                    f"calibration; a cell whose batches exceed {meta['preset']['budget']} s in all "
-                   f"runs in fewer rounds (at least {meta['preset']['min_rounds']}), shown as n=..."],
+                   f"runs in fewer rounds (at least {meta['preset']['min_rounds']}), shown as n=..."
+                   + ("; cells of large-size scenarios (X7/X8 from 1 MiB, X9) have half that "
+                      f"budget and are skipped when their least work would exceed "
+                      f"{meta['preset']['skip_over']:g} s" if "skip_over" in meta["preset"]
+                      else "")],
         ["duration", f"{meta['duration_s']:.0f} s" + (" (interrupted)" if meta.get("interrupted") else "")],
         ["servers", meta.get("server_sharing", "")],
     ]))
