@@ -256,6 +256,11 @@ def targets(view):
               f"{fmt_time(j)}, {fmt_ratio(a / j)}" if j else "")
         return a <= 0.5e-6, fmt_time(a) + " per callback" + vs
     add("CB-NATIVE-100k <= 0.5 us per native callback", [("CB-NATIVE-100k", P)], native)
+    def view_recv():
+        a, j = med("ARR-1M-recv-view", P), med("ARR-1M-recv", J)
+        return a / j <= 0.5, (f"{fmt_time(a)} vs JPype's copy {fmt_time(j)}: {fmt_ratio(a / j)}")
+    add("ARR-1M-recv-view (zero-copy) <= 0.5 x JPype's ARR-1M-recv (issue 14)",
+        [("ARR-1M-recv-view", P), ("ARR-1M-recv", J)], view_recv)
     add("X5 <= 5 us per error", [("X5", P)],
         lambda: (med("X5", P) <= 5e-6, fmt_time(med("X5", P)) + " per error"))
 
