@@ -9,6 +9,7 @@ import weakref
 
 import pytest
 
+from conftest import run_python
 from py4jni import Py4JError, as_memoryview
 
 try:
@@ -157,3 +158,20 @@ def test_socket_mode_refuses_zero_copy(gateway):
         gateway.direct_buffer(bytearray(8))
     with pytest.raises(Py4JError, match="in-process"):
         as_memoryview(gateway.jvm.java.nio.ByteBuffer.allocateDirect(8))
+
+
+def test_exit_while_java_holds_and_releases_buffers():
+    # Python exits while Java holds one buffer and its Cleaner is releasing others:
+    # the releases must not enter the exiting interpreter (exit status 0, no crash).
+    code = (
+        "import os\n"
+        "from py4jni import JavaGateway\n"
+        "gw = JavaGateway(classpath=os.environ['P4J_FIXTURES_JAR'])\n"
+        "B = gw.jvm.org.py4jni.fixtures.Buffers\n"
+        "B.hold(gw.direct_buffer(bytearray(1 << 20)))\n"
+        "for _ in range(200):\n"
+        "    gw.direct_buffer(bytearray(4096))\n"
+        "gw.jvm.java.lang.System.gc()\n"
+        "print('done', flush=True)\n")
+    r = run_python(code)
+    assert r.returncode == 0 and "done" in r.stdout, r.stderr[-2000:]
