@@ -170,6 +170,10 @@ int p4j_proxy_for(ClientObject *cl, PyObject *o, PyObject **out);
  * Else NULL, no exception. */
 PyObject *p4j_proxy_unwrap(ClientObject *cl, p4j_value *v);
 
+/* True once the interpreter is exiting (callbacks.c's atexit hook ran, or it is
+ * finalizing): code on Java threads must not take the GIL then. */
+int p4j_python_gone(void);
+
 /* Installs the callback hooks and adds callbacks.c / natives.c functions. 0 or -1. */
 int p4j_callbacks_init(PyObject *module);
 

@@ -21,37 +21,11 @@ typedef struct held_buffer {
     Py_buffer view;
 } held_buffer;
 
-static volatile int python_exiting; /* set by the atexit hook below */
-
-static int python_gone(void)
-{
-    if (__atomic_load_n(&python_exiting, __ATOMIC_ACQUIRE))
-        return 1;
-#if PY_VERSION_HEX >= 0x030D0000
-    return Py_IsFinalizing();
-#else
-    return _Py_IsFinalizing();
-#endif
-}
-
-/* Runs at interpreter exit: later releases leave the objects to the exiting
- * interpreter rather than take the GIL while it finalizes. */
-static PyObject *mod_buffers_exit(PyObject *mod, PyObject *unused)
-{
-    (void)mod;
-    (void)unused;
-    __atomic_store_n(&python_exiting, 1, __ATOMIC_RELEASE);
-    Py_RETURN_NONE;
-}
-
-static PyMethodDef exit_def = {"_buffers_exit", mod_buffers_exit, METH_NOARGS,
-                               "Stops Java's buffer releases from entering Python (at exit)."};
-
 /* Runs on the Cleaner's thread once Java has dropped the buffer. */
 static void held_release(void *ctx)
 {
     held_buffer *h = ctx;
-    if (python_gone())
+    if (p4j_python_gone())
         return; /* the exiting interpreter frees its objects */
     PyGILState_STATE st = PyGILState_Ensure();
     PyBuffer_Release(&h->view);
@@ -201,15 +175,7 @@ static PyMethodDef buffer_methods[] = {
 
 int p4j_buffers_init(PyObject *module)
 {
-    if (PyType_Ready(&JavaBufferViewType) < 0 || PyModule_AddFunctions(module, buffer_methods) < 0)
+    if (PyType_Ready(&JavaBufferViewType) < 0)
         return -1;
-    PyObject *fn = PyCFunction_New(&exit_def, NULL);
-    PyObject *atexit = fn ? PyImport_ImportModule("atexit") : NULL;
-    PyObject *r = atexit ? PyObject_CallMethod(atexit, "register", "O", fn) : NULL;
-    Py_XDECREF(fn);
-    Py_XDECREF(atexit);
-    if (!r)
-        return -1;
-    Py_DECREF(r);
-    return 0;
+    return PyModule_AddFunctions(module, buffer_methods);
 }

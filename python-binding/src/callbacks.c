@@ -603,3 +603,9 @@ int p4j_callbacks_init(PyObject *module)
     Py_DECREF(r);
     return 0;
 }
+
+/* For buffers.c: true once the interpreter is exiting (Java must not enter Python). */
+int p4j_python_gone(void)
+{
+    return python_gone();
+}
