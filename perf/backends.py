@@ -170,11 +170,17 @@ for __i in range(10):
 __warm = __warm[3:]
 import json as __json
 print("P4JCOLD " + __json.dumps({{"end_ns": __end, "first_ns": __t1 - __t0,
-      "warm_ns": sorted(__warm)[len(__warm) // 2]}}), flush=True)
+      "warm_ns": sorted(__warm)[len(__warm) // 2], "start_ns": __ts, "import_ns": __ti,
+      "ready_ns": __tr}}), flush=True)
 {close}
 import os as __os
 __os._exit(0)
 """
+
+
+# py4jni's in-process cold start asks the JVM to log its own start-up phases; the
+# coordinator reads "Create VM, <secs> secs" from the child's stdout (COLD-full breakdown).
+COLD_JVM_LOG = "-Xlog:startuptime"
 
 
 def cold_full_source(backend, jar):
@@ -182,22 +188,29 @@ def cold_full_source(backend, jar):
     expression; for JPype through JClass, its quickest first lookup: a first JPackage
     lookup scans packages for ~0.3 s), print when it returned (monotonic clock,
     comparable across processes on Linux), then the first call's own time and a warm
-    median of the same call."""
+    median of the same call. Time stamps on the way (monotonic ns): the script's first
+    line (python start), the package imported, the bridge up (JVM and helper, or the
+    socket connection)."""
     b = BACKENDS[backend]
+    stamp = "__ts = __time.monotonic_ns()\n"
     if b.flavour == "jpype":
         head = (
-            "import time as __time\n"
+            "import time as __time\n" + stamp +
             "import jpype\n"
+            "__ti = __time.monotonic_ns()\n"
             f"jpype.startJVM({', '.join(map(repr, EMBEDDED_JVM_OPTIONS))}, interrupt=False)\n"
+            "__tr = __time.monotonic_ns()\n"
             "__t0 = __time.perf_counter_ns()\n"
             "System = jpype.JClass('java.lang.System')\n"
             "System.currentTimeMillis()\n")
         return head + _COLD_TAIL.format(call="System.currentTimeMillis()", close="")
     if b.mode == "inproc":
         head = (
-            "import time as __time\n"
+            "import time as __time\n" + stamp +
             f"from {b.package} import JavaGateway\n"
-            "gateway = JavaGateway()\n"
+            "__ti = __time.monotonic_ns()\n"
+            f"gateway = JavaGateway(jvm_options=[{COLD_JVM_LOG!r}])\n"
+            "__tr = __time.monotonic_ns()\n"
             "__t0 = __time.perf_counter_ns()\n"
             "gateway.jvm.java.lang.System.currentTimeMillis()\n")
         return head + _COLD_TAIL.format(call="gateway.jvm.java.lang.System.currentTimeMillis()",
@@ -205,10 +218,12 @@ def cold_full_source(backend, jar):
     # socket: spawn java via launch_gateway, read its port, connect, first call
     mod = "py4j.java_gateway" if b.package == "py4j" else b.package
     head = (
-        "import time as __time\n"
+        "import time as __time\n" + stamp +
         f"from {mod} import JavaGateway, GatewayParameters, launch_gateway\n"
+        "__ti = __time.monotonic_ns()\n"
         f"__port = launch_gateway(jarpath={jar!r}, die_on_exit=True)\n"
         "gateway = JavaGateway(gateway_parameters=GatewayParameters(port=__port))\n"
+        "__tr = __time.monotonic_ns()\n"
         "__t0 = __time.perf_counter_ns()\n"
         "gateway.jvm.java.lang.System.currentTimeMillis()\n")
     return head + _COLD_TAIL.format(call="gateway.jvm.java.lang.System.currentTimeMillis()",

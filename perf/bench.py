@@ -19,6 +19,7 @@ report.md and PNG charts (perf/report.py; `python perf/report.py results.json` r
 """
 import argparse
 import datetime
+import glob
 import json
 import math
 import multiprocessing
@@ -43,7 +44,10 @@ REPO_DIR = backends.REPO_DIR
 
 # Run sizes. A cell (scenario x backend) takes part in `rounds` rounds unless its batches
 # would exceed `budget` seconds in all: then it runs in fewer rounds (at least
-# `min_rounds`), spread evenly over the run.
+# `min_rounds`), spread evenly over the run. A cell of a large-size scenario
+# (Scenario.may_skip: X7/X8 from 1 MiB, X9) whose least work (its first unit, warm-up
+# and min_rounds batches of one unit) would exceed SKIP_FACTOR x budget (at least
+# SKIP_MIN_S) is "skipped: over budget" after its first units (py4j's base64 at 64 MiB).
 PRESETS = {
     "full": dict(rounds=21, round_time=0.1, budget=4.0, min_rounds=5, warmup_batches=2,
                  cold_reps=10, mem_objects=1_000_000),
@@ -51,6 +55,10 @@ PRESETS = {
                   cold_reps=3, mem_objects=1_000_000),
 }
 MIN_CALLS = 1000  # per round, for sub-millisecond operations
+SKIP_FACTOR = 5  # x budget: the most a cell may take at its least ...
+SKIP_MIN_S = 10.0  # ... and never less than this (quick runs keep slow but sane cells)
+LARGE_BUDGET = 0.5  # x budget for the cells of large-size scenarios (they are many and
+#                     their batches long: the full run stays under 15 minutes)
 MAX_RESTARTS = 3  # per backend, after a crash or a timeout
 FLOOR = "floor"  # the C/JNI floor's name among the workers
 
@@ -114,6 +122,9 @@ def parse_args(argv):
     p.add_argument("--round-time", type=float, help="seconds per batch (default 0.1)")
     p.add_argument("--budget", type=float, help="seconds of batches per cell before it runs "
                    "in fewer rounds (default 4, quick 0.5)")
+    p.add_argument("--skip-over", type=float, help="seconds a cell may take at its least "
+                   "(first units, warm-up, fewest rounds) before it is skipped as over budget "
+                   f"(default max({SKIP_FACTOR} x budget, {SKIP_MIN_S:g}))")
     p.add_argument("--cold-reps", type=int, help="fresh processes per backend for COLD-* "
                    "(default 10, quick 3)")
     p.add_argument("--batch-timeout", type=float, default=120.0,
@@ -180,6 +191,21 @@ def _read(path):
         return ""
 
 
+def cpu_caches():
+    """{"L1d": bytes, "L2": bytes, "L3": bytes} of cpu0 as sysfs tells (the bandwidth
+    chart marks them); missing levels are left out."""
+    out = {}
+    for idx in sorted(glob.glob("/sys/devices/system/cpu/cpu0/cache/index*")):
+        level = _read(os.path.join(idx, "level")).strip()
+        kind = _read(os.path.join(idx, "type")).strip()
+        size = re.match(r"(\d+)([KMG]?)", _read(os.path.join(idx, "size")).strip())
+        if not level or kind == "Instruction" or not size:
+            continue
+        n = int(size.group(1)) * {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}[size.group(2)]
+        out[f"L{level}" + ("d" if kind == "Data" else "")] = n
+    return out
+
+
 def machine_info():
     cpu = re.search(r"^model name\s*:\s*(.+)$", _read("/proc/cpuinfo"), re.M)
     mem = re.search(r"^MemTotal:\s*(\d+) kB", _read("/proc/meminfo"), re.M)
@@ -195,6 +221,7 @@ def machine_info():
         "cpu": cpu.group(1).strip() if cpu else platform.processor() or "?",
         "cores": os.cpu_count(),
         "ram_gib": round(int(mem.group(1)) / 2**20, 1) if mem else None,
+        "caches": cpu_caches(),
         "kernel": platform.release(),
         "os": platform.platform(),
         "hostname": platform.node(),
@@ -536,6 +563,31 @@ def _rel(path):
 
 # ---- the run ----------------------------------------------------------------------------
 
+_CREATE_VM = re.compile(r"\[startuptime\] Create VM, ([0-9.]+) secs")
+
+
+def cold_phases(t0, data, stdout):
+    """COLD-full of one process in phases (seconds): python start (spawn to the script's
+    first line), import, bridge up (JVM + helper, or launch + connect), first call, and
+    the rest (the clock reads between them). When the child's JVM logged its start-up
+    (-Xlog:startuptime, py4jni in-process), bridge up splits into JVM create
+    (JNI_CreateJavaVM as HotSpot times it) and helper init (the remainder: libjvm load,
+    py4jni's classes and helper)."""
+    phases = {"python start": (data["start_ns"] - t0) / 1e9,
+              "import": (data["import_ns"] - data["start_ns"]) / 1e9}
+    up = (data["ready_ns"] - data["import_ns"]) / 1e9
+    m = _CREATE_VM.search(stdout)
+    if m:
+        create = min(float(m.group(1)), up)
+        phases["JVM create"] = create
+        phases["helper init"] = up - create
+    else:
+        phases["bridge up"] = up
+    phases["first call"] = data["first_ns"] / 1e9
+    phases["rest"] = max(0.0, (data["end_ns"] - t0) / 1e9 - sum(phases.values()))
+    return phases
+
+
 class Cell:
     """One scenario x one backend: its state and every batch it ran."""
 
@@ -543,6 +595,7 @@ class Cell:
         self.sid = sid
         self.backend = backend
         self.status = "pending"  # ok | n/a | error | crashed | timed out | not installed | failed
+        #                          | skipped (over budget)
         self.reason = None
         self.units = None  # units of work per batch
         self.ops = None  # reported operations per unit
@@ -590,6 +643,8 @@ class Suite:
         for key in ("rounds", "round_time", "budget", "cold_reps"):
             if getattr(args, key, None) is not None:
                 self.preset[key] = getattr(args, key)
+        self.preset["skip_over"] = (args.skip_over if args.skip_over is not None else
+                                    max(SKIP_FACTOR * self.preset["budget"], SKIP_MIN_S))
         self.preset["rounds"] = max(1, self.preset["rounds"])
         self.preset["min_rounds"] = min(self.preset["min_rounds"], self.preset["rounds"])
         self.backends = resolve_backends(args.backends)
@@ -797,6 +852,8 @@ class Suite:
         if kind == "full":
             rep = {"total_s": (data["end_ns"] - t0) / 1e9, "first_call_s": data["first_ns"] / 1e9,
                    "warm_s": data["warm_ns"] / 1e9}
+            if "start_ns" in data:  # the breakdown: where the cold start went
+                rep["phases_s"] = cold_phases(t0, data, out.decode("utf-8", "replace"))
         else:
             rep = {"handshake_s": data["handshake_ns"] / 1e9}
         entry["status"] = "ok"
@@ -846,6 +903,11 @@ class Suite:
                 return
             ns = max(resp["ns"], 1)
             cell.calibration.append({"units": units, "ns": ns})
+            if (units == 1 and len(cell.calibration) <= 2 and scenarios.BY_ID[cell.sid].may_skip
+                    and self.over_budget(cell, ns / 1e9)):
+                if cell.status == "skipped":
+                    return
+                continue  # the first unit ran cold (JIT): decide on a second one
             if ns >= target / 5 or units >= 10**9:
                 break
             units = min(units * 100, max(units * 2, math.ceil(units * (target / 4) / ns)))
@@ -869,14 +931,33 @@ class Suite:
             cell.unit_ns = max(resp["ns"], 1) / n
         cell.units = size(cell.unit_ns)
 
+    def over_budget(self, cell, unit_s):
+        """True when `cell`'s least work at `unit_s` a unit would exceed SKIP_FACTOR x
+        budget (at least SKIP_MIN_S). The cell is then marked skipped, unless that one unit alone fits in the
+        cap: a first unit runs cold (interpreted Java, first allocations), so the caller
+        times a second one and asks again."""
+        least = 1 + self.preset["warmup_batches"] + self.preset["min_rounds"]
+        cap = self.preset["skip_over"]
+        if unit_s * least <= cap:
+            return False
+        if len(cell.calibration) == 1 and unit_s <= cap:
+            return True
+        cell.fail("skipped", f"over budget: one unit took {unit_s:.3g} s, and the cell's "
+                  f"least work ({least} units) would exceed {cap:g} s")
+        self.progress.log(f"{cell.sid} on {cell.backend}: skipped (over budget, "
+                          f"{unit_s:.3g} s a unit)")
+        return True
+
     def plan(self):
         R = self.preset["rounds"]
         for c in self.cells.values():
             if c.status != "ok":
                 continue
             batch_s = c.units * c.unit_ns / 1e9
-            k = R if batch_s * R <= self.preset["budget"] else \
-                max(self.preset["min_rounds"], int(self.preset["budget"] / batch_s))
+            budget = self.preset["budget"] * (LARGE_BUDGET if scenarios.BY_ID[c.sid].may_skip
+                                              else 1)
+            k = R if batch_s * R <= budget else \
+                max(self.preset["min_rounds"], int(budget / batch_s))
             k = min(k, R)
             c.plan = {math.floor(i * R / k) for i in range(k)}
 

@@ -1,8 +1,19 @@
 /* perf/floor.c: the physical-limit row of the benchmark (FLOOR).
  *
- * The same work as scenarios M1, X7-N and X8-N, done from C through JNI alone, no
- * Python: what any bridge built on JNI can at best approach.
+ * The same work as scenarios M1, M2a, M2b, M4, LAT-N, X7-N and X8-N, done from C
+ * through JNI alone, no Python: what any bridge built on JNI can at best approach.
  *   M1    CallStaticLongMethod(System.currentTimeMillis)
+ *   M2a   sb.append(42): CallObjectMethodA(append(int)) on one StringBuilder, then
+ *         DeleteLocalRef of the result (setLength(0) after each batch)
+ *   M2b   sb.append("hello"): NewStringUTF("hello") + CallObjectMethodA(append(String))
+ *         + DeleteLocalRef of both (the bridge makes a String from Python text each call)
+ *   M4    new StringBuilder(): NewObjectA + NewGlobalRef + DeleteLocalRef, then
+ *         DeleteGlobalRef (a bridge keeps a global ref while Python holds the object)
+ *   LAT-N a String of N ASCII chars + CallStaticIntMethodA(Objects.hashCode) +
+ *         DeleteLocalRef, N in 16, 256, 4096, 16384, 65536. The String is made the
+ *         quickest way JNI offers for the size: NewString (UTF-16) under 512 chars;
+ *         from 512, NewByteArray + SetByteArrayRegion + new String(byte[], ISO_8859_1)
+ *         (Java keeps Latin-1 bytes as they are, where NewString's UTF-16 is narrowed)
  *   X7-N  bb.array() on a ByteBuffer.allocate(N) made once, then malloc a C buffer and
  *         GetByteArrayRegion the contents into it (a bridge making a bytes object)
  *   X8-N  NewByteArray(N) + SetByteArrayRegion from a C buffer, then
@@ -37,9 +48,12 @@
 
 typedef jint(JNICALL *create_vm_fn)(JavaVM **, void **, void *);
 
-enum { MAX_JVM_OPTS = 32, N_SIZES = 3 };
-static const int SIZES[N_SIZES] = {1024, 16384, 262144};
-static const char *SIZE_NAMES[N_SIZES] = {"1k", "16k", "256k"};
+enum { MAX_JVM_OPTS = 32, N_SIZES = 6, N_LAT = 5 };
+/* X7/X8 sizes, as perf/scenarios.py's SIZES_BYTES */
+static const int SIZES[N_SIZES] = {1024, 16384, 262144, 1 << 20, 16 << 20, 64 << 20};
+static const char *SIZE_NAMES[N_SIZES] = {"1k", "16k", "256k", "1M", "16M", "64M"};
+/* LAT sizes, as perf/scenarios.py's SIZES_LAT */
+static const int LAT_SIZES[N_LAT] = {16, 256, 4096, 16384, 65536};
 
 /* Everything the measured loops touch, resolved once by floor_setup. */
 typedef struct {
@@ -51,8 +65,18 @@ typedef struct {
     jobject bb[N_SIZES]; /* global refs: ByteBuffer.allocate(SIZES[i]) */
     jmethodID baos_write;
     jmethodID baos_reset;
-    jobject baos; /* global ref: ByteArrayOutputStream(256 KiB) */
+    jobject baos; /* global ref: ByteArrayOutputStream(largest size) */
     unsigned char *payload; /* SIZES[N_SIZES-1] bytes sent by X8 */
+    jclass sb_cls;          /* global ref: java.lang.StringBuilder */
+    jmethodID sb_init, sb_append_int, sb_append_str, sb_set_length;
+    jobject sb;             /* global ref: the StringBuilder of M2a/M2b */
+    jclass objects_cls;     /* global ref: java.util.Objects */
+    jmethodID objects_hash;
+    jchar *text;            /* LAT_SIZES[N_LAT-1] ASCII chars for LAT (UTF-16) */
+    unsigned char *text8;   /* the same chars as Latin-1 bytes */
+    jclass string_cls;      /* global ref: java.lang.String */
+    jmethodID string_bytes; /* String(byte[], Charset) */
+    jobject latin1;         /* global ref: ISO_8859_1 */
     volatile int64_t sink;  /* keeps results alive so no loop is optimised away */
     char java_version[64];
     char vm_name[128];
@@ -206,6 +230,50 @@ static int floor_setup(Floor *f, const char *libjvm_arg, const char **extra_opts
         snprintf(err, errn, "GetMethodID failed");
         return -1;
     }
+    jclass sb_cls = (*env)->FindClass(env, "java/lang/StringBuilder");
+    jclass objects = (*env)->FindClass(env, "java/util/Objects");
+    if (!sb_cls || !objects) {
+        snprintf(err, errn, "FindClass(StringBuilder, Objects) failed");
+        return -1;
+    }
+    f->sb_cls = (*env)->NewGlobalRef(env, sb_cls);
+    f->objects_cls = (*env)->NewGlobalRef(env, objects);
+    f->sb_init = (*env)->GetMethodID(env, sb_cls, "<init>", "()V");
+    f->sb_append_int = (*env)->GetMethodID(env, sb_cls, "append", "(I)Ljava/lang/StringBuilder;");
+    f->sb_append_str = (*env)->GetMethodID(env, sb_cls, "append",
+                                           "(Ljava/lang/String;)Ljava/lang/StringBuilder;");
+    f->sb_set_length = (*env)->GetMethodID(env, sb_cls, "setLength", "(I)V");
+    f->objects_hash = (*env)->GetStaticMethodID(env, objects, "hashCode", "(Ljava/lang/Object;)I");
+    if (!f->sb_init || !f->sb_append_int || !f->sb_append_str || !f->sb_set_length ||
+        !f->objects_hash) {
+        snprintf(err, errn, "GetMethodID (StringBuilder, Objects) failed");
+        return -1;
+    }
+    jobject sb = (*env)->NewObject(env, sb_cls, f->sb_init);
+    if (!sb) {
+        snprintf(err, errn, "new StringBuilder failed");
+        return -1;
+    }
+    f->sb = (*env)->NewGlobalRef(env, sb);
+    (*env)->DeleteLocalRef(env, sb);
+    f->text = malloc(sizeof *f->text * LAT_SIZES[N_LAT - 1]);
+    f->text8 = malloc(LAT_SIZES[N_LAT - 1]);
+    for (int i = 0; i < LAT_SIZES[N_LAT - 1]; i++) f->text8[i] = f->text[i] = (jchar)('a' + i % 26);
+    jclass charset = (*env)->FindClass(env, "java/nio/charset/Charset");
+    jmethodID for_name = charset ? (*env)->GetStaticMethodID(
+        env, charset, "forName", "(Ljava/lang/String;)Ljava/nio/charset/Charset;") : NULL;
+    jstring cs_name = (*env)->NewStringUTF(env, "ISO-8859-1");
+    jobject cs = for_name ? (*env)->CallStaticObjectMethod(env, charset, for_name, cs_name) : NULL;
+    jclass string_cls = (*env)->FindClass(env, "java/lang/String");
+    f->string_cls = string_cls ? (*env)->NewGlobalRef(env, string_cls) : NULL;
+    f->string_bytes = string_cls ? (*env)->GetMethodID(env, string_cls, "<init>",
+                                                       "([BLjava/nio/charset/Charset;)V")
+                                 : NULL;
+    if (!cs || !f->string_bytes || (*env)->ExceptionCheck(env)) {
+        snprintf(err, errn, "ISO-8859-1 Charset or String(byte[], Charset) not found");
+        return -1;
+    }
+    f->latin1 = (*env)->NewGlobalRef(env, cs);
     for (int i = 0; i < N_SIZES; i++) {
         jobject bb = (*env)->CallStaticObjectMethod(env, bb_cls, allocate, SIZES[i]);
         if (!bb) {
@@ -238,6 +306,71 @@ static int run_m1(Floor *f, int size_idx, long calls) {
     for (long i = 0; i < calls; i++) {
         acc += (*env)->CallStaticLongMethod(env, f->system_cls, f->current_time_millis);
         if ((*env)->ExceptionCheck(env)) return -1;
+    }
+    f->sink += acc;
+    return 0;
+}
+
+static int run_m2a(Floor *f, int size_idx, long calls) {
+    (void)size_idx;
+    JNIEnv *env = f->env;
+    jvalue arg = {.i = 42};
+    for (long i = 0; i < calls; i++) {
+        jobject r = (*env)->CallObjectMethodA(env, f->sb, f->sb_append_int, &arg);
+        if (!r || (*env)->ExceptionCheck(env)) return -1;
+        (*env)->DeleteLocalRef(env, r);
+    }
+    (*env)->CallVoidMethod(env, f->sb, f->sb_set_length, 0);
+    return (*env)->ExceptionCheck(env) ? -1 : 0;
+}
+
+static int run_m2b(Floor *f, int size_idx, long calls) {
+    (void)size_idx;
+    JNIEnv *env = f->env;
+    for (long i = 0; i < calls; i++) {
+        jvalue arg = {.l = (*env)->NewStringUTF(env, "hello")};
+        if (!arg.l) return -1;
+        jobject r = (*env)->CallObjectMethodA(env, f->sb, f->sb_append_str, &arg);
+        if (!r || (*env)->ExceptionCheck(env)) return -1;
+        (*env)->DeleteLocalRef(env, r);
+        (*env)->DeleteLocalRef(env, arg.l);
+    }
+    (*env)->CallVoidMethod(env, f->sb, f->sb_set_length, 0);
+    return (*env)->ExceptionCheck(env) ? -1 : 0;
+}
+
+static int run_m4(Floor *f, int size_idx, long calls) {
+    (void)size_idx;
+    JNIEnv *env = f->env;
+    for (long i = 0; i < calls; i++) {
+        jobject local = (*env)->NewObjectA(env, f->sb_cls, f->sb_init, NULL);
+        if (!local) return -1;
+        jobject global = (*env)->NewGlobalRef(env, local);
+        (*env)->DeleteLocalRef(env, local);
+        (*env)->DeleteGlobalRef(env, global);
+    }
+    return 0;
+}
+
+static int run_lat(Floor *f, int size_idx, long calls) {
+    JNIEnv *env = f->env;
+    jsize n = LAT_SIZES[size_idx];
+    int64_t acc = 0;
+    for (long i = 0; i < calls; i++) {
+        jvalue arg;
+        if (n < 512) {
+            arg.l = (*env)->NewString(env, f->text, n);
+        } else {
+            jbyteArray b = (*env)->NewByteArray(env, n);
+            if (!b) return -1;
+            (*env)->SetByteArrayRegion(env, b, 0, n, (const jbyte *)f->text8);
+            arg.l = (*env)->NewObject(env, f->string_cls, f->string_bytes, b, f->latin1);
+            (*env)->DeleteLocalRef(env, b);
+        }
+        if (!arg.l) return -1;
+        acc += (*env)->CallStaticIntMethodA(env, f->objects_cls, f->objects_hash, &arg);
+        if ((*env)->ExceptionCheck(env)) return -1;
+        (*env)->DeleteLocalRef(env, arg.l);
     }
     f->sink += acc;
     return 0;
@@ -284,12 +417,20 @@ typedef struct {
     int size_idx;
 } Scenario;
 
-enum { N_SCENARIOS = 1 + 2 * N_SIZES };
+enum { N_SCENARIOS = 4 + N_LAT + 2 * N_SIZES };
 static Scenario SCENARIOS[N_SCENARIOS];
 
 static void init_scenarios(void) {
     int k = 0;
     SCENARIOS[k++] = (Scenario){"M1", run_m1, 0};
+    SCENARIOS[k++] = (Scenario){"M2a", run_m2a, 0};
+    SCENARIOS[k++] = (Scenario){"M2b", run_m2b, 0};
+    SCENARIOS[k++] = (Scenario){"M4", run_m4, 0};
+    for (int i = 0; i < N_LAT; i++) {
+        Scenario s = {"", run_lat, i};
+        snprintf(s.id, sizeof s.id, "LAT-%d", LAT_SIZES[i]);
+        SCENARIOS[k++] = s;
+    }
     for (int i = 0; i < N_SIZES; i++) {
         Scenario s = {"", run_x7, i};
         snprintf(s.id, sizeof s.id, "X7-%s", SIZE_NAMES[i]);
@@ -376,7 +517,8 @@ static int standalone(Floor *f, int rounds, double round_ms) {
         double per_call = (double)ns / n;
         timed(f, s, (long)(round_ms * 1e6 / per_call) + 1); /* one more warm-up batch */
         calls[i] = (long)(round_ms * 1e6 / per_call);
-        if (calls[i] < 1000) calls[i] = 1000;
+        if (calls[i] < 1) calls[i] = 1;
+        if (calls[i] < 1000 && per_call < 1e6) calls[i] = 1000; /* as bench.py's MIN_CALLS */
     }
     for (int r = 0; r < rounds; r++)
         for (int i = 0; i < N_SCENARIOS; i++) {

@@ -14,8 +14,20 @@ ORDER100 = random.Random(557).sample(range(100), 100)
 
 
 def payload(n):
-    """n bytes of a fixed pattern (the same pattern perf/floor.c sends)."""
-    return bytes((i * 31 + 7) & 0xFF for i in range(n))
+    """n bytes of a fixed pattern (the same pattern perf/floor.c sends). The pattern
+    repeats every 256 bytes, so large payloads (64 MiB, 256 MiB) are made by repetition."""
+    unit = bytes((i * 31 + 7) & 0xFF for i in range(256))
+    return (unit * (n // 256 + 1))[:n]
+
+
+def word_checksum(data):
+    """Buffers.sumDirect / sumBytes of the Java fixtures (X9), computed in numpy: the
+    wrapping sum of the big-endian 8-byte words of data, plus its trailing bytes."""
+    import numpy as np
+    words = len(data) // 8
+    total = int(np.frombuffer(data, dtype=">i8", count=words).sum(dtype=np.int64))
+    total += sum(bytes(data[8 * words:]))
+    return (total + 2**63) % 2**64 - 2**63
 
 
 def text(n):

@@ -29,16 +29,25 @@ GROUPS = [
     ("X5", "Errors (X5): ArrayList.get(-1) caught, time per error", ["X5"]),
     ("X6", "Saturation (X6): 50 threads x 20 calls", ["X6"]),
     ("X7", "Bytes received (X7): ByteBuffer.array() -> bytes, time per call",
-     ["X7-1k", "X7-16k", "X7-256k"]),
+     ["X7-1k", "X7-16k", "X7-256k", "X7-1M", "X7-16M", "X7-64M"]),
     ("X8", "Bytes sent (X8): baos.write(data, 0, N) + reset(), time per call",
-     ["X8-1k", "X8-16k", "X8-256k"]),
+     ["X8-1k", "X8-16k", "X8-256k", "X8-1M", "X8-16M", "X8-64M"]),
     ("ARR", "Primitive arrays (ARR): 1,000,000 doubles between numpy and a Java double[], "
-     "time per array", ["ARR-1M-send", "ARR-1M-recv"]),
+     "time per array", ["ARR-1M-send", "ARR-1M-recv", "ARR-1M-recv-view"]),
+    ("X9", "Java reads a 256 MiB Python buffer (X9): direct ByteBuffer vs byte[] copy, "
+     "time per call", ["X9-direct", "X9-copy"]),
     ("LAT", "String-argument latency (LAT): Objects.hashCode(s), time per call",
      ["LAT-16", "LAT-256", "LAT-4096", "LAT-16384", "LAT-65536"]),
 ]
 ARR_BYTES = 8 * 1_000_000  # ARR-1M: 10^6 doubles
-BYTES = {"1k": 1024, "16k": 16384, "256k": 262144}
+BYTES = {"1k": 1024, "16k": 16384, "256k": 262144, "1M": 1 << 20, "16M": 16 << 20,
+         "64M": 64 << 20}
+# The C/JNI floor's rows (perf/floor.c), in report order.
+FLOOR_ROWS = (["M1", "M2a", "M2b", "M4"] + [f"LAT-{n}" for n in (16, 256, 4096, 16384, 65536)]
+              + [f"X7-{k}" for k in BYTES] + [f"X8-{k}" for k in BYTES])
+# Targets of "distance to the floor" (issue 14): py4jni's median <= factor x the floor's.
+FLOOR_TARGETS = {"M1": 1.5, "M1-bound": 1.5, "M2a": 2.0, "M2b": 2.0, "M4": 2.0,
+                 "LAT-65536": 1.2}
 MEM_TOLERANCE = 16 * 2**20  # RSS growth still counted as "where it started"
 
 
@@ -247,6 +256,11 @@ def targets(view):
               f"{fmt_time(j)}, {fmt_ratio(a / j)}" if j else "")
         return a <= 0.5e-6, fmt_time(a) + " per callback" + vs
     add("CB-NATIVE-100k <= 0.5 us per native callback", [("CB-NATIVE-100k", P)], native)
+    def view_recv():
+        a, j = med("ARR-1M-recv-view", P), med("ARR-1M-recv", J)
+        return a / j <= 0.5, (f"{fmt_time(a)} vs JPype's copy {fmt_time(j)}: {fmt_ratio(a / j)}")
+    add("ARR-1M-recv-view (zero-copy) <= 0.5 x JPype's ARR-1M-recv (issue 14)",
+        [("ARR-1M-recv-view", P), ("ARR-1M-recv", J)], view_recv)
     add("X5 <= 5 us per error", [("X5", P)],
         lambda: (med("X5", P) <= 5e-6, fmt_time(med("X5", P)) + " per error"))
 
@@ -399,6 +413,48 @@ def x6_rows(view):
     return rows
 
 
+def floor_distance(view):
+    """Rows of the "distance to the floor" table: each py4jni figure that has a floor
+    row, as a multiple of it (M1-bound against M1's floor: the same call), with JPype's
+    multiple beside it and the issue's target where it set one; plus COLD-full against
+    the sum of its unavoidable phases (python start + JVM create) when measured."""
+    rows = []
+    pairs = [(sid, sid) for sid in FLOOR_ROWS]
+    pairs.insert(1, ("M1-bound", "M1"))
+    for sid, fsid in pairs:
+        f, a = view.med(fsid, "floor"), view.med(sid, "py4jni")
+        if not f or not a:
+            continue
+        j = view.med(sid, "jpype")
+        t = FLOOR_TARGETS.get(sid)
+        rows.append([sid, fmt_time(f), fmt_time(a), fmt_ratio(a / f),
+                     fmt_ratio(j / f) if j else "-",
+                     (f"<= {t:g}x: " + ("met" if a / f <= t else "missed")) if t else "-"])
+    cb = cold_breakdown(view).get("py4jni")
+    if cb and "JVM create" in cb:
+        floor = cb["python start"] + cb["JVM create"]
+        total = cb["total"]
+        rows.append(["COLD-full", f"{fmt_time(floor)} (python start + JVM create)",
+                     fmt_time(total), fmt_ratio(total / floor), "-",
+                     "<= 40 ms: " + ("met" if total <= 0.040 else "missed")])
+    return rows
+
+
+def cold_breakdown(view):
+    """{backend: {phase: median seconds, ..., "total": median}} over the cold
+    processes that recorded phases."""
+    out = {}
+    for b in view.backends:
+        full = view.cold(b, "full")
+        reps = [r for r in (full or {}).get("reps", []) if r.get("phases_s")]
+        if not reps:
+            continue
+        phases = list(reps[0]["phases_s"])
+        out[b] = {k: _median([r["phases_s"].get(k, 0.0) for r in reps]) for k in phases}
+        out[b]["total"] = _median([r["total_s"] for r in reps])
+    return out
+
+
 def write_report(results, out, charts):
     view = View(results)
     meta = view.meta
@@ -427,7 +483,11 @@ def write_report(results, out, charts):
         ["rounds", f"{meta['preset']['rounds']} rounds of ~{meta['preset']['round_time']} s batches "
                    f"(>= {meta['min_calls']} operations when sub-millisecond), after warm-up and "
                    f"calibration; a cell whose batches exceed {meta['preset']['budget']} s in all "
-                   f"runs in fewer rounds (at least {meta['preset']['min_rounds']}), shown as n=..."],
+                   f"runs in fewer rounds (at least {meta['preset']['min_rounds']}), shown as n=..."
+                   + ("; cells of large-size scenarios (X7/X8 from 1 MiB, X9) have half that "
+                      f"budget and are skipped when their least work would exceed "
+                      f"{meta['preset']['skip_over']:g} s" if "skip_over" in meta["preset"]
+                      else "")],
         ["duration", f"{meta['duration_s']:.0f} s" + (" (interrupted)" if meta.get("interrupted") else "")],
         ["servers", meta.get("server_sharing", "")],
     ]))
@@ -435,6 +495,15 @@ def write_report(results, out, charts):
       "ran interleaved: in each round every scenario ran one batch on each backend in turn, "
       "so drift of this shared machine hits all of them alike. Ratio columns divide medians "
       "of this run (time ratios: below 1 means the first is faster).\n")
+    dist = floor_distance(view)
+    if dist:
+        w("\n## Distance to the floor\n\n")
+        w("Each py4jni figure as a multiple of the same work done from C through JNI alone "
+          "(perf/floor.c, FLOOR below; M1-bound against M1's floor), JPype's beside it; "
+          "targets from issue 14. COLD-full against the phases no bridge avoids (python "
+          "start + JNI_CreateJavaVM, from the breakdown in the cold-start section).\n\n")
+        w(_table(["scenario", "C/JNI floor", "py4jni", "py4jni / floor", "JPype / floor",
+                  "target"], dist))
     w("\n## Backends\n\n")
     rows = []
     for b in view.backends:
@@ -554,16 +623,38 @@ def write_report(results, out, charts):
         reps = {b: len((view.cold(b, "full") or {}).get("reps", [])) for b in view.backends}
         w(_table(header, rows) + notes.render())
         w(f"\nCold processes per backend: {', '.join(f'{LABEL[b]} {n}' for b, n in reps.items())}.\n")
+        bd = cold_breakdown(view)
+        if bd:
+            w("\nCOLD-full in phases (median of each phase over the cold processes; time "
+              "stamps printed by the child, monotonic clock): python start = spawn to the "
+              "script's first line; import = the package; py4jni in-process: JVM create = "
+              "JNI_CreateJavaVM as HotSpot times it (`-Xlog:startuptime`, \"Create VM\"), "
+              "helper init = the rest of JavaGateway() (libjvm load, py4jni's classes and "
+              "helper); other backends: bridge up = startJVM, or launch_gateway + "
+              "JavaGateway; first call; rest = clock reads and gaps.\n\n")
+            order = ["python start", "import", "bridge up", "JVM create", "helper init",
+                     "first call", "rest"]
+            seen = {k for b in bd for k in bd[b] if k != "total"}
+            phases = [k for k in order if k in seen] + sorted(seen - set(order))
+            rows = [[ph] + [fmt_time(bd[b][ph]) if ph in bd.get(b, {}) else "-"
+                            for b in view.backends] for ph in phases]
+            rows.append(["COLD-full (median)"] + [fmt_time(bd[b]["total"]) if b in bd else "-"
+                                                  for b in view.backends])
+            w(_table(["phase"] + [LABEL[b] for b in view.backends], rows))
 
     if meta.get("floor"):
         notes = Notes()
         w("\n## FLOOR: the same work from C through JNI alone (perf/floor.c)\n\n")
-        w("M1: CallStaticLongMethod; X7: bb.array() + malloc + GetByteArrayRegion; X8: "
+        w("M1: CallStaticLongMethod; M2a: CallObjectMethodA(append(int)) + DeleteLocalRef; "
+          "M2b: NewStringUTF + CallObjectMethodA(append(String)) + DeleteLocalRef x2; M4: "
+          "NewObjectA + NewGlobalRef + DeleteLocalRef + DeleteGlobalRef; LAT: a String of N "
+          "ASCII chars (NewString under 512, else a byte[] + new String(b, ISO_8859_1)) + "
+          "Objects.hashCode; X7: bb.array() + malloc + GetByteArrayRegion; X8: "
           "NewByteArray + SetByteArrayRegion + write(byte[],int,int) + reset(). Backend columns: "
           "their median as a multiple of the floor.\n\n")
         header = ["scenario", "C/JNI floor"] + [f"{LABEL[b]} / floor" for b in view.backends]
         rows = []
-        for sid in ("M1", "X7-1k", "X7-16k", "X7-256k", "X8-1k", "X8-16k", "X8-256k"):
+        for sid in FLOOR_ROWS:
             c = view.cell(sid, "floor")
             if c is None:
                 continue
@@ -719,8 +810,9 @@ def write_charts(results, out):
                             color=COLORS[b], linestyle="--" if b == "floor" else "-")
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
-            ax.set_xlabel("bytes per call")
+            ax.set_xlabel("bytes per call (log)")
             ax.set_title(title)
+            _cache_regions(ax, view.meta["machine"].get("caches") or {})
             ax.grid(True, which="both", alpha=0.3)
         axes[0].set_ylabel("MB/s (10^6 bytes)")
         axes[0].legend()
@@ -782,6 +874,29 @@ def write_charts(results, out):
         ax.legend(loc="lower right", fontsize=8)
         save(fig, "per_op_latency.png", "Time per operation by scenario (log scale)")
     return made
+
+
+def _cache_regions(ax, caches):
+    """Shades the sizes that fit each cache level of the measuring machine (L1d, L2, L3
+    from sysfs) and the sizes beyond the last one, "memory": copies there run at memory
+    bandwidth. A level larger than the chart's range labels the rest of it."""
+    lo = min(BYTES.values()) / 2
+    hi = max(BYTES.values()) * 2
+    ax.set_xlim(lo, hi)
+    levels = sorted(caches.items(), key=lambda kv: kv[1])
+    if not levels:
+        return
+    shades = ["#e8f0fe", "#f3e8fd", "#fdf3e8", "#eeeeee"]
+    start = lo
+    for i, (name, size) in enumerate(levels + [("memory", None)]):
+        end = hi if size is None else min(size, hi)
+        if end > start:
+            ax.axvspan(start, end, color=shades[i % len(shades)], alpha=0.7, zorder=0)
+            ax.text((start * end) ** 0.5, 0.98, name, transform=ax.get_xaxis_transform(),
+                    fontsize=7, va="top", ha="center", color="#555555")
+        if size is None or size >= hi:
+            break
+        start = size
 
 
 def derived(results):

@@ -56,6 +56,7 @@ class Scenario:
     params: dict = field(default_factory=dict)
     note: str = ""
     fixtures: bool = False  # needs the Java test fixtures jar on the class path
+    may_skip: bool = False  # large sizes: a cell over budget is skipped (perf/bench.py)
 
     def expr(self, flavour):
         return (self.py4j if flavour == "py4j" else self.jpype).clean()
@@ -63,7 +64,10 @@ class Scenario:
 
 SIZES_X2 = {"1k": 1000, "10k": 10000, "100k": 100000}
 SIZES_X3 = {"100": 100, "1k": 1000, "10k": 10000}
-SIZES_BYTES = {"1k": 1024, "16k": 16384, "256k": 262144}
+SIZES_BYTES = {"1k": 1024, "16k": 16384, "256k": 262144, "1M": 1 << 20, "16M": 16 << 20,
+               "64M": 64 << 20}
+SIZE_X9 = 256 << 20  # bytes Java sums in X9
+LARGE_BYTES = 1 << 20  # X7/X8 from this size on may be skipped as over budget
 SIZES_LAT = [16, 256, 4096, 16384, 65536]
 THREADS_X1 = [1, 4, 16]
 SIZE_ARR = 1_000_000  # doubles (8 MB) per ARR unit
@@ -381,7 +385,7 @@ def _table():
     for name, n in SIZES_BYTES.items():
         add(Scenario(
             f"X7-{name}", "X7", f"bytes RECV: bb.array() of ByteBuffer.allocate({n}) -> Python bytes",
-            "call", 1, params={"N": n},
+            "call", 1, params={"N": n}, may_skip=n >= LARGE_BYTES,
             py4j=Expr(setup="bb = gateway.jvm.java.nio.ByteBuffer.allocate(N)",
                       check="r = bb.array(); assert isinstance(r, (bytes, bytearray)) and len(r) == N",
                       op="bb.array()"),
@@ -393,7 +397,7 @@ def _table():
     for name, n in SIZES_BYTES.items():
         add(Scenario(
             f"X8-{name}", "X8", f"bytes SEND: baos.write(data, 0, {n}); baos.reset()",
-            "call", 1, params={"N": n},
+            "call", 1, params={"N": n}, may_skip=n >= LARGE_BYTES,
             py4j=Expr(setup="baos = gateway.jvm.java.io.ByteArrayOutputStream(N)\ndata = payload(N)",
                       check="baos.write(data, 0, N); assert baos.toByteArray() == data; baos.reset()",
                       op="baos.write(data, 0, N)\nbaos.reset()"),
@@ -441,6 +445,74 @@ def _table():
         note="the double[] is made once; in-process py4jni and JPype: numpy.asarray(ja) (one "
              "copy, a read-only snapshot); socket backends: bb.asDoubleBuffer().put(ja) on the "
              "Java side, then np.frombuffer(bb.array(), float64)"))
+    add(Scenario(
+        "ARR-1M-recv-view", "ARR",
+        "a Java direct ByteBuffer of 1,000,000 doubles -> numpy, zero-copy view",
+        "array", 1, params={"N": SIZE_ARR},
+        py4j=Expr(setup=_ARR_PY4J_SETUP + textwrap.dedent("""
+            if mode != "inproc":
+                raise NotApplicable("socket mode: Java's memory is in another process "
+                                    "(zero-copy views are in-process only)")
+            as_memoryview = getattr(api.package, "as_memoryview", None)
+            if as_memoryview is None:
+                raise NotApplicable("no as_memoryview in this package")
+            jvm = gateway.jvm
+            bb = jvm.java.nio.ByteBuffer.allocateDirect(8 * N).order(
+                jvm.java.nio.ByteOrder.nativeOrder())
+            bb.asDoubleBuffer().put(send())
+            frombuffer = np.frombuffer
+            f8 = np.float64
+            """),
+                  check="assert np.array_equal(frombuffer(as_memoryview(bb), dtype=f8), src)",
+                  op="frombuffer(as_memoryview(bb), dtype=f8)"),
+        jpype=Expr(setup="""
+            np = need_numpy()
+            src = np.random.default_rng(1).random(N)
+            JC = jpype.JClass
+            bb = JC("java.nio.ByteBuffer").allocateDirect(8 * N).order(
+                JC("java.nio.ByteOrder").nativeOrder())
+            bb.asDoubleBuffer().put(jpype.JArray(jpype.JDouble)(src))
+            frombuffer = np.frombuffer
+            f8 = np.float64
+            """,
+            check="assert np.array_equal(frombuffer(memoryview(bb), dtype=f8), src)",
+            op="frombuffer(memoryview(bb), dtype=f8)"),
+        note="the direct buffer (native order) is filled once; py4jni: "
+             "np.frombuffer(py4jni.as_memoryview(bb), float64); JPype: "
+             "np.frombuffer(memoryview(bb), float64); no copy, the array views Java's "
+             "memory (compare ARR-1M-recv, one copy)"))
+
+    # ---- X9: Java reads a large Python buffer ------------------------------------------
+    x9_na = ("socket mode: Java cannot see Python's memory, and 256 MiB a call through a "
+             "socket is X8-64M's business")
+    # (id, work, py4j setup lines, JPype setup lines, the data, the call, note)
+    x9 = (
+        ("X9-direct", "bytearray through a direct ByteBuffer over it",
+         'if not hasattr(gateway, "direct_buffer"):\n'
+         '    raise NotApplicable("no direct_buffer in this package")\n'
+         "direct_buffer = gateway.direct_buffer",
+         "import jpype.nio\ndirect_buffer = jpype.nio.convertToDirectBuffer",
+         "bytearray(payload(N))", "Bf.sumDirect(direct_buffer(data))",
+         "a unit wraps the bytearray (py4jni: gateway.direct_buffer; JPype: "
+         "jpype.nio.convertToDirectBuffer) and calls Buffers.sumDirect (fixtures), which "
+         "sums the 8-byte words with getLong: no copy"),
+        ("X9-copy", "bytes object passed as a byte[] (a copy)", "", "", "payload(N)",
+         "Bf.sumBytes(data)",
+         "Buffers.sumBytes(byte[]) runs the same loop over ByteBuffer.wrap(b): the "
+         "difference to X9-direct is the 256 MiB copy into a new byte[]"),
+    )
+    for sid, what, py4j_extra, jpype_extra, data, call, note in x9:
+        add(Scenario(
+            sid, "X9", f"Java sums a {SIZE_X9 >> 20} MiB Python {what}", "call", 1,
+            params={"N": SIZE_X9}, fixtures=True, may_skip=True,
+            py4j=Expr(setup=f'if mode != "inproc":\n    raise NotApplicable("{x9_na}")\n'
+                            f"{py4j_extra}\nneed_fixtures()\n"
+                            f"Bf = gateway.jvm.{FIXTURES_PKG}.Buffers\ndata = {data}",
+                      check=f"assert {call} == word_checksum(data)", op=call),
+            jpype=Expr(setup=f"need_fixtures()\n{jpype_extra}\n"
+                             f'Bf = jpype.JClass("{FIXTURES_PKG}.Buffers")\ndata = {data}',
+                       check=f"assert {call} == word_checksum(data)", op=call),
+            note=note))
 
     # ---- LAT: string-argument latency curve --------------------------------------------
     for n in SIZES_LAT:
@@ -459,15 +531,16 @@ def _table():
 SCENARIOS = _table()
 BY_ID = {s.id: s for s in SCENARIOS}
 TIMED_IDS = [s.id for s in SCENARIOS]
-FLOOR_IDS = ["M1"] + [f"X7-{k}" for k in SIZES_BYTES] + [f"X8-{k}" for k in SIZES_BYTES]
+FLOOR_IDS = (["M1", "M2a", "M2b", "M4"] + [f"LAT-{n}" for n in SIZES_LAT]
+             + [f"X7-{k}" for k in SIZES_BYTES] + [f"X8-{k}" for k in SIZES_BYTES])
 
 # Scenarios measured outside the rounds, with what they are.
 EXTRA_IDS = {
-    "BW": "MB/s (10^6 bytes) of X7 (recv) and X8 (send) at 1k, 16k, 256k, from their rounds",
+    "BW": "MB/s (10^6 bytes) of X7 (recv) and X8 (send) at 1 KiB .. 64 MiB, from their rounds",
     "COLD-full": "fresh python process start -> first Java call returned",
     "COLD-handshake": "server already up: gateway creation + first call (socket backends)",
     "COLD-ratio": "first call / warm median of the same call, in the cold process",
-    "FLOOR": "M1, X7, X8 from C through JNI alone (perf/floor.c)",
+    "FLOOR": "M1, M2a, M2b, M4, LAT, X7, X8 from C through JNI alone (perf/floor.c)",
     "MEM": "a million StringBuilder() created and dropped: RSS change (in-process backends)",
 }
 
@@ -481,7 +554,8 @@ GROUPS = {
     "X7": [f"X7-{k}" for k in SIZES_BYTES],
     "X8": [f"X8-{k}" for k in SIZES_BYTES],
     "LAT": [f"LAT-{n}" for n in SIZES_LAT],
-    "ARR": ["ARR-1M-send", "ARR-1M-recv"],
+    "ARR": ["ARR-1M-send", "ARR-1M-recv", "ARR-1M-recv-view"],
+    "X9": ["X9-direct", "X9-copy"],
     "CB": ["CB-FN-100k", "CB-INT-100k", "CB-NATIVE-100k"],
     "COLD": ["COLD-full", "COLD-handshake", "COLD-ratio"],
 }

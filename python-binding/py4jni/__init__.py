@@ -6,7 +6,8 @@ JVM; ``gw.jvm.java.lang.System.currentTimeMillis()`` is then one JNI call.
 from __future__ import annotations
 
 from . import _py4jni, java_gateway as _java_gateway, protocol as _protocol
-from .java_gateway import (CallbackServerParameters, GatewayParameters, JavaClass,
+from .java_gateway import (CallbackServerParameters, GatewayParameters,
+                           JavaClass, as_memoryview,
                            JavaGateway, JavaMember, JavaObject, JavaPackage, JVMView,
                            get_field, get_java_class, get_method, helper_jar_path,
                            is_instance_of, java_import, remove_imports, set_field)
@@ -30,5 +31,5 @@ __all__ = [
     "get_java_class", "helper_jar_path", "Py4JError", "Py4JJavaError",
     "Py4JNetworkError", "Py4JAuthenticationError", "launch_gateway", "find_jar_path",
     "JavaList", "JavaSet", "JavaMap", "JavaArray", "JavaIterator", "ListConverter",
-    "SetConverter", "MapConverter", "to_java_array",
+    "SetConverter", "MapConverter", "to_java_array", "as_memoryview",
 ]

@@ -428,6 +428,14 @@ def get_java_class(java_class: JavaClass) -> JavaObject:
     return java_class._java_lang_class
 
 
+def as_memoryview(java_buffer: JavaObject) -> memoryview:
+    """A memoryview over the memory of a Java direct ByteBuffer (its whole capacity,
+    whatever its position and limit), without a copy (py4jni only, in-process). The
+    ByteBuffer stays referenced while the memoryview, or a view taken from it, lives;
+    read-only when the ByteBuffer is. Heap buffers raise Py4JError."""
+    return _py4jni.as_memoryview(java_buffer)
+
+
 def is_instance_of(gateway: "JavaGateway", java_object: Any, java_class: Any) -> bool:
     """True when ``java_object`` is an instance of ``java_class`` (a fully qualified name,
     a JavaClass or a java.lang.Class JavaObject)."""
@@ -570,6 +578,15 @@ class JavaGateway(_py4jni.Namespace):
         See ``py4jni.callbacks.register_natives``."""
         from . import callbacks
         callbacks.register_natives(self, class_name, mapping)
+
+    def direct_buffer(self, obj: Any) -> JavaObject:
+        """A Java direct ``java.nio.ByteBuffer`` over the memory of ``obj``, a writable,
+        C-contiguous buffer (bytearray, numpy array, mmap), without a copy (py4jni only,
+        in-process). ``obj`` and its buffer export stay alive until Java has collected
+        the ByteBuffer; its byte order is Java's default (big-endian): call
+        ``.order(ByteOrder.nativeOrder())`` for numeric views. Read-only or
+        non-contiguous buffers raise BufferError; socket mode raises Py4JError."""
+        return _py4jni.direct_buffer(self._gateway_client, obj)
 
     def detach(self, java_object: Any) -> None:
         """Releases ``java_object`` now; later use raises Py4JError."""

@@ -182,6 +182,9 @@ void p4j_value_discard(ClientObject *cl, p4j_value *v);
 int p4j_arrays_init(PyObject *module);
 int p4j_batches_init(PyObject *module);
 
+/* Adds buffers.c's zero-copy functions (direct_buffer, as_memoryview). 0 or -1. */
+int p4j_buffers_init(PyObject *module);
+
 /* ---- callbacks: Java calls Python (callbacks.c, natives.c; py4jni/callbacks.py) */
 
 /* When `o` is a py4j-style proxy (its class has `Java.implements`) and the client is
@@ -213,6 +216,10 @@ int p4j_base_here(void);
 /* Registers the function `def` describes (static storage) with Python's atexit.
  * 0 or -1 with an exception. */
 int p4j_atexit_register(PyMethodDef *def);
+
+/* True once the interpreter is exiting (callbacks.c's atexit hook ran, or it is
+ * finalizing): code on Java threads must not take the GIL then. */
+int p4j_python_gone(void);
 
 /* Installs the callback hooks and adds callbacks.c / natives.c functions. 0 or -1. */
 int p4j_callbacks_init(PyObject *module);

@@ -676,3 +676,9 @@ int p4j_atexit_register(PyMethodDef *def)
     Py_DECREF(r);
     return 0;
 }
+
+/* For buffers.c: true once the interpreter is exiting (Java must not enter Python). */
+int p4j_python_gone(void)
+{
+    return python_gone();
+}

@@ -649,7 +649,8 @@ PyMODINIT_FUNC PyInit__py4jni(void)
         Py_DECREF(m);
         return NULL;
     }
-    if (p4j_arrays_init(m) < 0 || p4j_batches_init(m) < 0) { /* collections and arrays */
+    if (p4j_arrays_init(m) < 0 || p4j_batches_init(m) < 0 || /* collections and arrays */
+        p4j_buffers_init(m) < 0) {                             /* zero-copy buffers */
         Py_DECREF(m);
         return NULL;
     }

@@ -44,7 +44,7 @@ def _assert_figure_or_reason(cell: dict) -> None:
         assert cell["per_op_s"]["median"] > 0, cell
         assert cell["per_op_s"]["min"] <= cell["per_op_s"]["median"] <= cell["per_op_s"]["max"]
     else:
-        assert cell["status"] in ("n/a", "not installed", "failed", "error", "crashed",
+        assert cell["status"] in ("n/a", "not installed", "failed", "error", "crashed", "skipped",
                                   "timed out"), cell
         assert cell["reason"], cell
 
@@ -152,3 +152,18 @@ def test_in_process_only_scenario_is_na_elsewhere_with_reason(tmp_path):
     assert "## Java loops calling Python (CB)" in report
     assert "n/a" in report and "nearest equivalent" in report
     assert "CB-NATIVE-100k <= 0.5 us per native callback" in report
+
+
+def test_cell_over_budget_is_skipped_with_reason(tmp_path):
+    # --skip-over 1e-6: any unit is over budget, so the cell of a large-size scenario
+    # stops after its first unit and says why instead of running its rounds.
+    if not _installed("py4j"):
+        pytest.skip("py4j not installed")
+    out = tmp_path / "run"
+    r = _bench("--quick", "--scenarios", "X7-1M", "--backends", "py4j", "--skip-over",
+               "0.000001", "--no-charts", "--out", str(out))
+    assert r.returncode == 0, r.stderr[-3000:]
+    cell = _cells(out)[("X7-1M", "py4j")]
+    assert cell["status"] == "skipped" and "over budget" in cell["reason"], cell
+    assert not cell["rounds"] and len(cell["calibration"]) == 1, cell  # one unit alone: over
+    assert "skipped [" in (out / "report.md").read_text()

@@ -1,0 +1,172 @@
+/* jni/inproc_buffers.c - zero-copy buffers (see inproc_buffers.h). */
+#include "inproc_buffers.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "inproc.h"
+#include "inproc_internal.h"
+#include "jvm.h"
+
+/* What DirectBuffers.release(handle) hands back: the caller's release and context. */
+typedef struct buffer_owner {
+    p4j_buffer_release_fn release;
+    void *ctx;
+} buffer_owner;
+
+/* Classes and methods, resolved on first use (process lifetime). */
+static struct {
+    jclass DirectBuffers, ByteBuffer;
+    jmethodID track, isDirect, isReadOnly;
+} ids;
+static int ids_ready;
+static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void JNICALL java_release(JNIEnv *env, jclass unused, jlong handle)
+{
+    (void)env;
+    (void)unused;
+    buffer_owner *o = (buffer_owner *)(intptr_t)handle;
+    if (!o)
+        return;
+    o->release(o->ctx);
+    free(o);
+}
+
+static p4j_status ids_init_locked(JNIEnv *env, p4j_error *err)
+{
+    jclass db = (*env)->FindClass(env, "org/py4jni/DirectBuffers");
+    if (!db) {
+        (*env)->ExceptionClear(env);
+        return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: class org.py4jni.DirectBuffers not "
+                             "found (helper jar out of date?)");
+    }
+    jclass bb = (*env)->FindClass(env, "java/nio/ByteBuffer");
+    if (!bb) {
+        (*env)->DeleteLocalRef(env, db);
+        return p4j_jvm_capture_exception(env, err) == P4J_OK
+                   ? p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: no java.nio.ByteBuffer")
+                   : P4J_ERROR;
+    }
+    ids.track = (*env)->GetStaticMethodID(env, db, "track", "(Ljava/nio/ByteBuffer;J)V");
+    ids.isDirect = ids.track ? (*env)->GetMethodID(env, bb, "isDirect", "()Z") : NULL;
+    ids.isReadOnly = ids.isDirect ? (*env)->GetMethodID(env, bb, "isReadOnly", "()Z") : NULL;
+    JNINativeMethod natives[] = {{"release", "(J)V", (void *)java_release}};
+    if (!ids.isReadOnly || (*env)->RegisterNatives(env, db, natives, 1) != 0) {
+        (*env)->ExceptionClear(env);
+        (*env)->DeleteLocalRef(env, db);
+        (*env)->DeleteLocalRef(env, bb);
+        return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: org.py4jni.DirectBuffers does not "
+                             "match this library (helper jar out of date?)");
+    }
+    ids.DirectBuffers = (jclass)(*env)->NewGlobalRef(env, db); /* process lifetime */
+    ids.ByteBuffer = (jclass)(*env)->NewGlobalRef(env, bb);
+    (*env)->DeleteLocalRef(env, db);
+    (*env)->DeleteLocalRef(env, bb);
+    return P4J_OK;
+}
+
+/* Resolves `ids` once. */
+static p4j_status ids_get(JNIEnv *env, p4j_error *err)
+{
+    if (__builtin_expect(__atomic_load_n(&ids_ready, __ATOMIC_ACQUIRE), 1))
+        return P4J_OK;
+    pthread_mutex_lock(&ids_lock);
+    p4j_status st = P4J_OK;
+    if (!ids_ready && (st = ids_init_locked(env, err)) == P4J_OK)
+        __atomic_store_n(&ids_ready, 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&ids_lock);
+    return st;
+}
+
+static p4j_status refuse_socket(p4j_client *c, p4j_error *err)
+{
+    if (p4j_client_is_inproc(c))
+        return P4J_OK;
+    return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: zero-copy buffers need the in-process "
+                         "gateway (socket mode: Java runs in another process)");
+}
+
+p4j_status p4j_inproc_direct_buffer(p4j_client *c, void *addr, size_t len,
+                                    p4j_buffer_release_fn release, void *ctx,
+                                    p4j_value *out, p4j_error *err)
+{
+    if (refuse_socket(c, err) != P4J_OK)
+        return P4J_ERROR;
+    if (len > INT_MAX)
+        return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: a ByteBuffer holds at most %d "
+                             "bytes; this buffer has %zu", INT_MAX, len);
+    JNIEnv *env = p4j_inproc_enter(c, out, 8, err);
+    if (!env)
+        return P4J_ERROR;
+    if (ids_get(env, err) != P4J_OK)
+        return p4j_inproc_leave(env, P4J_ERROR);
+    buffer_owner *o = malloc(sizeof *o);
+    if (!o)
+        return p4j_inproc_leave(env, p4j_error_set(err, P4J_ERR_MEMORY, "out of memory"));
+    o->release = release;
+    o->ctx = ctx;
+    /* JNI wants a non-NULL address even for an empty buffer. */
+    static char empty;
+    jobject bb = (*env)->NewDirectByteBuffer(env, len ? addr : &empty, (jlong)len);
+    if (!bb) {
+        free(o);
+        if (p4j_jvm_capture_exception(env, err) == P4J_OK)
+            p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: this JVM does not support JNI "
+                          "access to direct buffers");
+        return p4j_inproc_leave(env, P4J_ERROR);
+    }
+    if (p4j_object_to_value(env, bb, out, err) != P4J_OK) {
+        free(o);
+        return p4j_inproc_leave(env, P4J_ERROR);
+    }
+    (*env)->CallStaticVoidMethod(env, ids.DirectBuffers, ids.track, bb,
+                                 (jlong)(intptr_t)o);
+    if (p4j_jvm_failed(env, err)) { /* not registered: the context stays the caller's */
+        free(o);
+        c->ops->release(c, &out->ref);
+        out->kind = P4J_NULL;
+        return p4j_inproc_leave(env, P4J_ERROR);
+    }
+    return p4j_inproc_leave(env, P4J_OK);
+}
+
+p4j_status p4j_inproc_buffer_address(p4j_client *c, const p4j_ref *buf, void **addr,
+                                     size_t *len, bool *readonly, p4j_error *err)
+{
+    *addr = NULL;
+    *len = 0;
+    *readonly = false;
+    if (refuse_socket(c, err) != P4J_OK)
+        return P4J_ERROR;
+    JNIEnv *env = p4j_inproc_enter(c, NULL, 8, err);
+    if (!env)
+        return P4J_ERROR;
+    if (ids_get(env, err) != P4J_OK)
+        return p4j_inproc_leave(env, P4J_ERROR);
+    jobject b = buf ? (jobject)buf->handle : NULL;
+    if (!b || !(*env)->IsInstanceOf(env, b, ids.ByteBuffer))
+        return p4j_inproc_leave(env, p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: not a "
+                                                   "java.nio.ByteBuffer"));
+    jboolean direct = (*env)->CallBooleanMethod(env, b, ids.isDirect);
+    if (p4j_jvm_failed(env, err))
+        return p4j_inproc_leave(env, P4J_ERROR);
+    if (!direct)
+        return p4j_inproc_leave(env, p4j_error_set(
+            err, P4J_ERR_BRIDGE, "py4jni: a heap ByteBuffer has no fixed address (make it "
+            "with ByteBuffer.allocateDirect, or copy it with bb.array())"));
+    jboolean ro = (*env)->CallBooleanMethod(env, b, ids.isReadOnly);
+    if (p4j_jvm_failed(env, err))
+        return p4j_inproc_leave(env, P4J_ERROR);
+    void *a = (*env)->GetDirectBufferAddress(env, b);
+    jlong cap = (*env)->GetDirectBufferCapacity(env, b);
+    if (!a || cap < 0)
+        return p4j_inproc_leave(env, p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: this JVM "
+                                                   "does not give JNI direct buffer addresses"));
+    *addr = a;
+    *len = (size_t)cap;
+    *readonly = ro != JNI_FALSE;
+    return p4j_inproc_leave(env, P4J_OK);
+}
