@@ -174,4 +174,4 @@ def test_exit_while_java_holds_and_releases_buffers():
         "gw.jvm.java.lang.System.gc()\n"
         "print('done', flush=True)\n")
     r = run_python(code)
-    assert r.returncode == 0 and "done" in r.stdout, r.stderr[-2000:]
+    assert r.returncode == 0 and "done" in r.stdout, (r.stdout[-3000:], r.stderr[-2000:])
