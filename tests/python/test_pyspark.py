@@ -187,6 +187,21 @@ def test_enable_after_a_stock_gateway_is_refused():
         in r.stdout, r.stdout + r.stderr[-3000:]
 
 
+def test_enable_without_pyspark_says_so():
+    r = run_python(
+        "import sys\n"
+        "sys.modules['pyspark'] = None  # as if pyspark were not installed\n"
+        "import py4jni.pyspark\n"
+        "try:\n"
+        "    py4jni.pyspark.enable()\n"
+        "except Exception as e:\n"
+        "    print('ERR', type(e).__name__, e)\n"
+        "print('enabled', py4jni.pyspark.enabled())\n")
+    assert "ERR Py4JError py4jni.pyspark: pyspark is not installed" in r.stdout, \
+        r.stdout + r.stderr[-3000:]
+    assert "enabled False" in r.stdout
+
+
 def test_driver_options_from_the_conf(monkeypatch):
     import py4jni.pyspark as pp
     from pyspark import SparkConf
