@@ -159,47 +159,35 @@ def test_exit_removes_sparks_temp_directories(runs):
     assert runs["py4jni"]["left"] == []
 
 
+def error_of(setup: str, action: str, after: str = "") -> str:
+    """Runs ``setup``, ``action`` (one line) and ``after`` in a fresh interpreter;
+    returns the output, where what ``action`` raised reads ``ERR <class> <message>``."""
+    r = run_python(setup + "try:\n    " + action + "\nexcept Exception as e:\n"
+                   "    print('ERR', type(e).__name__, e)\n" + after)
+    return r.stdout + r.stderr[-3000:]
+
+
 def test_jvm_started_with_another_classpath_is_a_clear_error():
-    r = run_python(
-        "from py4jni import JavaGateway, Py4JError\n"
-        "import py4jni.pyspark\n"
-        "JavaGateway()\n"
-        "py4jni.pyspark.enable()\n"
-        "from pyspark.sql import SparkSession\n"
-        "try:\n"
-        "    SparkSession.builder.master('local[1]').getOrCreate()\n"
-        "except Py4JError as e:\n"
-        "    print('ERR', e)\n")
-    assert "ERR py4jni.pyspark: this process's JVM was already started" in r.stdout, \
-        r.stdout + r.stderr[-3000:]
+    out = error_of("from py4jni import JavaGateway\nimport py4jni.pyspark\nJavaGateway()\n"
+                   "py4jni.pyspark.enable()\nfrom pyspark.sql import SparkSession\n",
+                   "SparkSession.builder.master('local[1]').getOrCreate()")
+    assert "ERR Py4JError py4jni.pyspark: this process's JVM was already started" in out, out
 
 
 def test_enable_after_a_stock_gateway_is_refused():
-    r = run_python(
-        "from pyspark.core.context import SparkContext\n"
-        "SparkContext._gateway = object()  # as if PySpark had launched its gateway\n"
-        "import py4jni.pyspark\n"
-        "try:\n"
-        "    py4jni.pyspark.enable()\n"
-        "except Exception as e:\n"
-        "    print('ERR', type(e).__name__, e)\n")
+    out = error_of("from pyspark.core.context import SparkContext\n"
+                   "SparkContext._gateway = object()  # as if PySpark had launched its own\n"
+                   "import py4jni.pyspark\n", "py4jni.pyspark.enable()")
     assert "ERR Py4JError py4jni.pyspark.enable() must run before the first SparkContext" \
-        in r.stdout, r.stdout + r.stderr[-3000:]
+        in out, out
 
 
 def test_enable_without_pyspark_says_so():
-    r = run_python(
-        "import sys\n"
-        "sys.modules['pyspark'] = None  # as if pyspark were not installed\n"
-        "import py4jni.pyspark\n"
-        "try:\n"
-        "    py4jni.pyspark.enable()\n"
-        "except Exception as e:\n"
-        "    print('ERR', type(e).__name__, e)\n"
-        "print('enabled', py4jni.pyspark.enabled())\n")
-    assert "ERR Py4JError py4jni.pyspark: pyspark is not installed" in r.stdout, \
-        r.stdout + r.stderr[-3000:]
-    assert "enabled False" in r.stdout
+    out = error_of("import sys\nsys.modules['pyspark'] = None  # as if not installed\n"
+                   "import py4jni.pyspark\n",
+                   "py4jni.pyspark.enable()", "print('enabled', py4jni.pyspark.enabled())\n")
+    assert "ERR Py4JError py4jni.pyspark: pyspark is not installed" in out, out
+    assert "enabled False" in out, out
 
 
 def test_driver_options_from_the_conf(monkeypatch):
