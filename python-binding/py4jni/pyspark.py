@@ -13,7 +13,9 @@ What ``spark-submit pyspark-shell`` gives the driver, done here (Spark 4.x):
   ``$SPARK_HOME/conf``) when it exists, every jar of ``$SPARK_HOME/jars`` (pip's
   ``pyspark/jars``), ``--jars``;
 - JVM options: ``-Xmx`` from ``spark.driver.memory`` (default 1g), the launcher's Java
-  17+ module options (``JAVA_MODULE_OPTIONS``), ``spark.driver.extraJavaOptions``;
+  17+ module options (``JAVA_MODULE_OPTIONS``), ``spark.driver.defaultJavaOptions`` and
+  ``spark.driver.extraJavaOptions``, ``spark.driver.extraLibraryPath`` in front of
+  ``java.library.path``;
 - system properties: every conf entry plus SparkSubmit's defaults (``spark.master``
   ``local[*]``, ``spark.app.name`` ``pyspark-shell``, client deploy mode,
   ``spark.ui.showConsoleProgress``), as ``-D`` options;
@@ -82,6 +84,10 @@ JAVA_MODULE_OPTIONS = (
     "--enable-native-access=ALL-UNNAMED",
     "-Dderby.connection.requireAuthentication=false",
 )
+
+# HotSpot's java.library.path on Linux after LD_LIBRARY_PATH (kept when
+# spark.driver.extraLibraryPath is prepended).
+_JAVA_LIBRARY_PATH = ["/usr/java/packages/lib", "/usr/lib64", "/lib64", "/lib", "/usr/lib"]
 
 # System properties SparkSubmit sets for a pyspark-shell driver when the conf does not.
 SHELL_DEFAULTS = {
@@ -206,7 +212,13 @@ def driver_jvm_options(props: dict[str, str]) -> list[str]:
     property as a system property (as SparkSubmit sets them)."""
     memory = props.get("spark.driver.memory", "1g").strip().lower().removesuffix("b")
     opts = [f"-Xmx{memory}", *JAVA_MODULE_OPTIONS]
+    opts += shlex.split(props.get("spark.driver.defaultJavaOptions", ""))
     opts += shlex.split(props.get("spark.driver.extraJavaOptions", ""))
+    libs = props.get("spark.driver.extraLibraryPath")
+    if libs:  # spark-submit puts it on LD_LIBRARY_PATH, too late in a running process
+        default = os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep) + _JAVA_LIBRARY_PATH
+        opts.append("-Djava.library.path=" + os.pathsep.join(
+            p for p in [*libs.split(os.pathsep), *default] if p))
     opts += [f"-D{k}={v}" for k, v in sorted(props.items()) if k.startswith("spark.")]
     return opts
 
@@ -380,6 +392,8 @@ def _rebind_py4j() -> None:
     swap: dict[int, Any] = {}
     for modname, names in _replacements().items():
         mod = importlib.import_module(modname)
+        if mod.__name__.split(".")[0] == "py4jni":  # py4j is already aliased to py4jni
+            continue
         if modname == "py4j.protocol":
             _py4j_get_return_value = mod.get_return_value
         for name, new in names.items():

@@ -198,12 +198,16 @@ def test_driver_options_from_the_conf(monkeypatch):
         ("spark.driver.memory", "2g"),
         ("spark.driver.extraJavaOptions", "-Dx.y='a b' -XX:+UseSerialGC"),
         ("spark.driver.extraClassPath", "/opt/extra.jar"),
+        ("spark.driver.extraLibraryPath", "/opt/native"),
         ("spark.master", "local[3]")])
     props = pp._driver_props(conf)
     opts = pp.driver_jvm_options(props)
     assert opts[0] == "-Xmx2g"
     assert "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED" in opts
     assert "-Dx.y=a b" in opts and "-XX:+UseSerialGC" in opts
+    libpath = [o for o in opts if o.startswith("-Djava.library.path=")]
+    assert libpath and libpath[0].startswith("-Djava.library.path=/opt/native:")
+    assert libpath[0].endswith(":/usr/lib")
     assert "-Dspark.master=local[3]" in opts and "-Dspark.app.name=pyspark-shell" in opts
     cp = pp.driver_classpath(props)
     assert cp[0] == "/opt/extra.jar"
