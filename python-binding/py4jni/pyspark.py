@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import secrets
 import shlex
 import sys
@@ -138,10 +139,9 @@ def _defaults_file(home: str) -> dict[str, str]:
             line = line.strip()
             if not line or line.startswith("#"):
                 continue
-            parts = line.replace("=", " ", 1).split(None, 1) if "=" in line.split(None, 1)[0] \
-                else line.split(None, 1)
-            if len(parts) == 2:
-                found[parts[0]] = parts[1].strip()
+            entry = re.match(r"([^\s=:]+)[\s=:]+(.*)$", line)  # key, separator, value
+            if entry:
+                found[entry.group(1)] = entry.group(2).strip()
     return found
 
 

@@ -223,3 +223,16 @@ def test_unsupported_submit_args_are_named(monkeypatch):
     monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "--driver-memory 3g --conf spark.x=1 pyspark-shell")
     props = pp._driver_props(None)
     assert props["spark.driver.memory"] == "3g" and props["spark.x"] == "1"
+
+
+def test_spark_defaults_file_is_read(monkeypatch, tmp_path):
+    import py4jni.pyspark as pp
+    (tmp_path / "spark-defaults.conf").write_text(
+        "# comment\nspark.driver.memory   3g\nspark.executor.cores=2\n\n"
+        "spark.driver.extraJavaOptions -Da=1 -Db=2\n")
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
+    monkeypatch.delenv("PYSPARK_SUBMIT_ARGS", raising=False)
+    props = pp._driver_props(None)
+    assert props["spark.driver.memory"] == "3g" and props["spark.executor.cores"] == "2"
+    assert props["spark.driver.extraJavaOptions"] == "-Da=1 -Db=2"
+    assert str(tmp_path) in pp.driver_classpath(props)  # the conf directory, as spark-submit
