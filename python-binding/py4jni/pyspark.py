@@ -36,6 +36,10 @@ PySpark's exception handler (``install_exception_handler`` patches
 ``AnalysisException`` and friends. The rebinding is process-wide: stock py4j gateways
 cannot be used in the same process afterwards.
 
+Threads: every Python thread calls Java on a Java thread of its own (attached on first
+use), which is PySpark's pinned-thread mode; the gateway is always a ``ClientServer``
+(``PYSPARK_PIN_THREAD`` has nothing to choose in-process).
+
 Java calls Python in-process without a callback server (``foreachBatch``, streaming
 listeners): the gateway carries a ``_callback_server`` marker so PySpark does not try
 to start py4j's.
