@@ -4,6 +4,8 @@
 # (`pip install .` of the repo root), then run the benchmark suite:
 #
 #   perf/run.sh [--quick] [--scenarios ...] [--backends ...] [--out DIR]
+#   perf/run.sh --spark [--quick] [--rounds N] [--cold-reps N] [--out DIR]
+#       (optional group, not in the default run: stock PySpark vs PySpark on py4jni)
 #
 # Environment: PYTHON (interpreter that creates the venv, default python3), P4J_VENV
 # (venv path, default <repo>/.venv), P4J_SKIP_INSTALL=1 (measure py4jni as installed,
@@ -78,4 +80,13 @@ else
 fi
 
 export P4J_PERF_LAUNCHER="bash perf/run.sh"  # the command line the report shows
+if [ "${1:-}" = "--spark" ]; then
+  # Optional group: stock PySpark against PySpark on py4jni in-process (perf/spark_bench.py).
+  shift
+  say "installing PySpark (tests/requirements-pyspark.txt; ~500 MB the first time)"
+  "$PY" -m pip install --quiet --disable-pip-version-check -r "$ROOT/tests/requirements-pyspark.txt" \
+    >"$LOG_DIR/pip-pyspark.log" 2>&1 || { tail -n 15 "$LOG_DIR/pip-pyspark.log" >&2; exit 1; }
+  export P4J_PERF_LAUNCHER="bash perf/run.sh --spark"
+  exec "$PY" "$HERE/spark_bench.py" "$@"
+fi
 exec "$PY" "$HERE/bench.py" "$@"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepares a machine for building and testing py4jni, idempotently:
 #   - Debian packages: gcc, clang (libFuzzer) and its sanitizer runtimes, CMake, Ninja, pkg-config, JDK 17, libffi, CMocka
-#   - .venv at the repository root with tests/requirements.txt
+#   - .venv at the repository root with tests/requirements.txt (and tests/requirements-pyspark.txt)
 #   - a CMake build in build/ (C library, helper jar, extension, test fixtures)
 # Source it or run it; afterwards build/python holds the importable py4jni package.
 set -euo pipefail
@@ -42,6 +42,15 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "setup: installing Python packages" >&2
   "$VENV/bin/pip" install -q --disable-pip-version-check -r "$P4J_ROOT/tests/requirements.txt"
   echo "$want" > "$stamp"
+fi
+# PySpark (tests/python/test_pyspark.py, perf/run.sh --spark): ~500 MB, P4J_NO_PYSPARK=1 skips it.
+if [ -z "${P4J_NO_PYSPARK:-}" ]; then
+  want=$(sha256sum "$P4J_ROOT/tests/requirements-pyspark.txt" | cut -d' ' -f1)
+  if [ "$(cat "$VENV/.requirements-pyspark.sha" 2>/dev/null)" != "$want" ]; then
+    echo "setup: installing PySpark" >&2
+    "$VENV/bin/pip" install -q --disable-pip-version-check -r "$P4J_ROOT/tests/requirements-pyspark.txt"
+    echo "$want" > "$VENV/.requirements-pyspark.sha"
+  fi
 fi
 
 BUILD="$P4J_ROOT/build"

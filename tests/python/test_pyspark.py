@@ -1,0 +1,238 @@
+"""PySpark's driver with the JVM embedded by py4jni (py4jni.pyspark.enable()).
+
+One in-process session runs every step of tests/python/pyspark_driver.py in a child
+process (a process holds one JVM, and this pytest process has its own); the same steps
+run on stock PySpark (spark-submit + py4j) at the same time, and the results must be
+equal. Skipped when pyspark is not installed (tests/setup_env.sh installs it from
+tests/requirements-pyspark.txt).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from typing import Any, Iterator
+
+import pytest
+
+pytest.importorskip("pyspark", reason="pyspark is not installed "
+                    "(pip install -r tests/requirements-pyspark.txt)")
+
+from conftest import run_python  # noqa: E402
+
+pytestmark = pytest.mark.inproc_only("PySpark's driver JVM embedded in-process")
+
+DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pyspark_driver.py")
+# What the driver leaves in its temp directory on purpose (the streaming step's input).
+OWN_FILES = {"stream-in", "stream-ckpt"}
+
+
+def _start(mode: str, tmp: str) -> subprocess.Popen:
+    env = dict(os.environ)
+    env["PYSPARK_PYTHON"] = sys.executable  # stock: workers need this venv's pyarrow too
+    env.pop("PYSPARK_SUBMIT_ARGS", None)
+    return subprocess.Popen([sys.executable, DRIVER, mode, tmp], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+
+
+def _finish(proc: subprocess.Popen, tmp: str) -> dict[str, Any]:
+    out, err = proc.communicate(timeout=600)
+    lines = [ln for ln in out.splitlines() if ln.startswith("RESULT ")]
+    assert lines, f"driver ({proc.args[2]}) printed no result, rc={proc.returncode}:\n" \
+                  f"{out[-3000:]}\n{err[-5000:]}"
+    return {"results": json.loads(lines[-1][len("RESULT "):]), "rc": proc.returncode,
+            "stderr": err, "left": sorted(set(os.listdir(tmp)) - OWN_FILES)}
+
+
+@pytest.fixture(scope="module")
+def runs() -> Iterator[dict[str, dict[str, Any]]]:
+    """Both drivers, run concurrently once for the module."""
+    with tempfile.TemporaryDirectory() as t1, tempfile.TemporaryDirectory() as t2:
+        procs = {"py4jni": (_start("py4jni", t1), t1), "stock": (_start("stock", t2), t2)}
+        yield {mode: _finish(p, t) for mode, (p, t) in procs.items()}
+
+
+@pytest.fixture(scope="module")
+def res(runs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The in-process driver's step results."""
+    return runs["py4jni"]["results"]
+
+
+def ok(res: dict[str, Any], name: str) -> Any:
+    value = res[name]
+    assert not (isinstance(value, dict) and "error" in value), \
+        f"step {name} raised {value.get('error')}: {value.get('trace')}"
+    return value
+
+
+def test_driver_runs_in_process(res):
+    assert ok(res, "gateway") == "py4jni.clientserver.ClientServer"
+    assert ok(res, "conf")["spark.app.name"] == "pyspark-shell"  # pyspark-shell default
+    assert ok(res, "conf")["spark.submit.deployMode"] == "client"
+    assert ok(res, "jvm_heap_mb") <= 1024  # spark.driver.memory's default, -Xmx1g
+
+
+def test_dataframe_sql_rdd(res):
+    assert ok(res, "dataframe") == [{"odd": 0, "s": 18.0, "c": 4}, {"odd": 1, "s": 13.5, "c": 3}]
+    assert ok(res, "sql") == [["n0", 0], ["n1", 2], ["n2", 4], ["n3", 6]]
+    assert ok(res, "rdd") == sum(x * x for x in range(100) if x * x % 3 == 0)
+
+
+def test_python_udf_runs_in_spark_workers(res):
+    assert ok(res, "udf") == ["N0!", "N1!", "N2!"]
+
+
+def test_collect_and_to_pandas(res):
+    rows = ok(res, "collect")
+    assert rows == [[i, f"n{i}", i * 0.5] for i in range(20)]
+    expected = {"id": list(range(20)), "name": [f"n{i}" for i in range(20)],
+                "half": [i * 0.5 for i in range(20)]}
+    assert ok(res, "to_pandas") == expected
+
+
+def test_to_pandas_with_arrow(res):
+    pytest.importorskip("pyarrow", reason="pyarrow is not installed")
+    assert ok(res, "to_pandas_arrow") == ok(res, "to_pandas")
+
+
+def test_input_converters_for_dates_timestamps_intervals(res):
+    assert ok(res, "lit_date_timestamp") == ["2024-02-29", "2024-02-29 12:30:05",
+                                             "1 day, 0:00:03"]
+
+
+def test_other_python_threads_and_pinned_local_properties(res):
+    assert ok(res, "threads") == {"plain_count": 50, "plain_prop": None,
+                                  "inherit_prop": "main", "main_prop_after": "main"}
+
+
+def test_missing_table_raises_pysparks_analysis_exception(res):
+    assert ok(res, "missing_table") == {"type": "AnalysisException", "is_analysis": True,
+                                        "condition": "TABLE_OR_VIEW_NOT_FOUND"}
+
+
+def test_java_errors_go_through_pysparks_handler(res):
+    # PySpark's handler converts every Java error it knows, also from raw _jvm calls
+    assert res["java_error"]["error"].endswith("captured.NumberFormatException")
+
+
+def test_foreach_batch_and_streaming_listener_call_python(res):
+    assert ok(res, "foreach_batch_and_listener") == {"batches": [[0, 1, 2, 3, 4]],
+                                                     "started": True}
+
+
+def test_stop_and_new_session_in_the_same_process(res):
+    assert ok(res, "stop_and_new_session") == {"count": 7, "same_gateway": True}
+
+
+def test_log_level_is_warn_as_in_the_shell(runs):
+    err = runs["py4jni"]["stderr"]
+    assert 'Setting default log level to "WARN"' in err
+    assert " INFO " not in err
+
+
+def test_results_equal_stock_pyspark(runs):
+    mine, stock = runs["py4jni"]["results"], runs["stock"]["results"]
+    assert stock["gateway"] == "py4j.clientserver.ClientServer"
+    for name in stock:
+        if name in ("gateway", "local_dirs"):
+            continue
+        a, b = mine[name], stock[name]
+        if isinstance(b, dict) and "error" in b:  # same exception class, same message
+            a, b = (a.get("error"), a.get("message")), (b.get("error"), b.get("message"))
+        elif name == "conf":
+            a = {k: v for k, v in a.items() if k != "spark.local.dir"}
+            b = {k: v for k, v in b.items() if k != "spark.local.dir"}
+        assert a == b, f"step {name}: py4jni {a!r} != stock {b!r}"
+
+
+def test_interpreter_exit_is_clean(runs):
+    assert runs["py4jni"]["rc"] == 0, runs["py4jni"]["stderr"][-3000:]
+
+
+@pytest.mark.xfail(reason="Spark deletes its temp directories in JVM shutdown hooks; they "
+                   "run at interpreter exit once the embedded JVM is shut down then "
+                   "(another branch, i9b)", strict=False)
+def test_exit_removes_sparks_temp_directories(runs):
+    assert runs["stock"]["left"] == []
+    assert runs["py4jni"]["left"] == []
+
+
+def error_of(setup: str, action: str, after: str = "") -> str:
+    """Runs ``setup``, ``action`` (one line) and ``after`` in a fresh interpreter;
+    returns the output, where what ``action`` raised reads ``ERR <class> <message>``."""
+    r = run_python(setup + "try:\n    " + action + "\nexcept Exception as e:\n"
+                   "    print('ERR', type(e).__name__, e)\n" + after)
+    return r.stdout + r.stderr[-3000:]
+
+
+def test_jvm_started_with_another_classpath_is_a_clear_error():
+    out = error_of("from py4jni import JavaGateway\nimport py4jni.pyspark\nJavaGateway()\n"
+                   "py4jni.pyspark.enable()\nfrom pyspark.sql import SparkSession\n",
+                   "SparkSession.builder.master('local[1]').getOrCreate()")
+    assert "ERR Py4JError py4jni.pyspark: this process's JVM was already started" in out, out
+
+
+def test_enable_after_a_stock_gateway_is_refused():
+    out = error_of("from pyspark.core.context import SparkContext\n"
+                   "SparkContext._gateway = object()  # as if PySpark had launched its own\n"
+                   "import py4jni.pyspark\n", "py4jni.pyspark.enable()")
+    assert "ERR Py4JError py4jni.pyspark.enable() must run before the first SparkContext" \
+        in out, out
+
+
+def test_enable_without_pyspark_says_so():
+    out = error_of("import sys\nsys.modules['pyspark'] = None  # as if not installed\n"
+                   "import py4jni.pyspark\n",
+                   "py4jni.pyspark.enable()", "print('enabled', py4jni.pyspark.enabled())\n")
+    assert "ERR Py4JError py4jni.pyspark: pyspark is not installed" in out, out
+    assert "enabled False" in out, out
+
+
+def test_driver_options_from_the_conf(monkeypatch):
+    import py4jni.pyspark as pp
+    from pyspark import SparkConf
+    monkeypatch.delenv("PYSPARK_SUBMIT_ARGS", raising=False)
+    conf = SparkConf(loadDefaults=False).setAll([
+        ("spark.driver.memory", "2g"),
+        ("spark.driver.extraJavaOptions", "-Dx.y='a b' -XX:+UseSerialGC"),
+        ("spark.driver.extraClassPath", "/opt/extra.jar"),
+        ("spark.driver.extraLibraryPath", "/opt/native"),
+        ("spark.master", "local[3]")])
+    props = pp._driver_props(conf)
+    opts = pp.driver_jvm_options(props)
+    assert opts[0] == "-Xmx2g"
+    assert "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED" in opts
+    assert "-Dx.y=a b" in opts and "-XX:+UseSerialGC" in opts
+    libpath = [o for o in opts if o.startswith("-Djava.library.path=")]
+    assert libpath and libpath[0].startswith("-Djava.library.path=/opt/native:")
+    assert libpath[0].endswith(":/usr/lib")
+    assert "-Dspark.master=local[3]" in opts and "-Dspark.app.name=pyspark-shell" in opts
+    cp = pp.driver_classpath(props)
+    assert cp[0] == "/opt/extra.jar"
+    assert any(os.path.basename(p).startswith("spark-core_") for p in cp)
+
+
+def test_unsupported_submit_args_are_named(monkeypatch):
+    import py4jni.pyspark as pp
+    from py4jni import Py4JError
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "--driver-memory 3g --packages a:b:1 pyspark-shell")
+    with pytest.raises(Py4JError, match="--packages .* is not supported in-process"):
+        pp._driver_props(None)
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "--driver-memory 3g --conf spark.x=1 pyspark-shell")
+    props = pp._driver_props(None)
+    assert props["spark.driver.memory"] == "3g" and props["spark.x"] == "1"
+
+
+def test_spark_defaults_file_is_read(monkeypatch, tmp_path):
+    import py4jni.pyspark as pp
+    (tmp_path / "spark-defaults.conf").write_text(
+        "# comment\nspark.driver.memory   3g\nspark.executor.cores=2\n\n"
+        "spark.driver.extraJavaOptions -Da=1 -Db=2\n")
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
+    monkeypatch.delenv("PYSPARK_SUBMIT_ARGS", raising=False)
+    props = pp._driver_props(None)
+    assert props["spark.driver.memory"] == "3g" and props["spark.executor.cores"] == "2"
+    assert props["spark.driver.extraJavaOptions"] == "-Da=1 -Db=2"
+    assert str(tmp_path) in pp.driver_classpath(props)  # the conf directory, as spark-submit
