@@ -124,6 +124,12 @@ for cmd in "bash perf/run.sh --quick" "bash tests/run_all.sh"; do
   say "== $cmd"
   start=$SECONDS
   if in_chroot "$cmd"; then result[$cmd]="passed"; else result[$cmd]="FAILED (exit $?)"; status=1; fi
+  # perf/run.sh carries on without py4jni when `pip install .` fails (its columns then
+  # say "not installed"): on a fresh machine that is a failure too.
+  if [[ $cmd == *perf* && ${result[$cmd]} == passed ]] \
+     && ! in_chroot "cd /tmp && /root/py4jni/.venv/bin/python -c 'import py4jni._py4jni'"; then
+    result[$cmd]="FAILED (py4jni was not installed: see perf/.build/pip-py4jni.log)"; status=1
+  fi
   result[$cmd]+=" in $((SECONDS - start)) s"
 done
 say "Debian $SUITE minbase, clean clone of $REV:"
