@@ -62,7 +62,7 @@ for v in $PYTHONS; do
 done
 for whl in "$raw"/*.whl; do
   [ -e "$whl" ] || { say "no wheel was built"; exit 1; }
-  auditwheel repair -w "$OUT" "$whl" >&2
+  auditwheel repair -w "$OUT" "$whl" 2>&1 | grep -v '^INFO:' >&2
 done
 say "sdist"
 "$TOOLS/bin/python" -m build -q --sdist --outdir "$OUT" "$ROOT" >/dev/null

@@ -90,6 +90,8 @@ debootstrap --variant=minbase --include="$INCLUDE" --unpack-tarball="$TARBALL" \
 printf '#!/bin/sh\nexit 101\n' > "$rootfs/usr/sbin/policy-rc.d"   # no daemons start
 chmod +x "$rootfs/usr/sbin/policy-rc.d"
 
+# What Debian's installer writes and debootstrap does not: /etc/hosts (localhost).
+printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' > "$rootfs/etc/hosts"
 # This network's settings, as a fresh machine on it would have them.
 cp -L /etc/resolv.conf "$rootfs/etc/resolv.conf"
 pass_env=()

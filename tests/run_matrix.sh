@@ -7,8 +7,9 @@
 #                   /usr/lib/jvm/temurin-25-jdk-amd64) as build JDK and embedded JVM
 #   wheels          python-binding/build_wheels.sh (manylinux wheels 3.10-3.13 + sdist),
 #                   then each of the 3.10 and 3.13 wheels installed into a fresh venv: the
-#                   smoke program tests/typing/user_program.py, and mypy --strict on it
-#                   against the installed package (py.typed, the _py4jni stubs)
+#                   smoke program tests/typing/user_program.py, mypy --strict on it
+#                   against the installed package (py.typed, the _py4jni stubs), and
+#                   mypy's stubtest of those stubs against the installed extension
 # A leg whose Python or JDK is not on this machine is SKIPPED with the reason printed.
 # Each leg has its own venv and CMake build under build/matrix/<leg>/ (reruns reuse them).
 #
@@ -59,9 +60,8 @@ pytest_leg() {
 }
 
 wheels_leg() {
-  local dist="$MATRIX/dist" mypy="$ROOT/.venv/bin/mypy" v py venv whl status=0
+  local dist="$MATRIX/dist" v py venv whl status=0
   bash python-binding/build_wheels.sh --out "$dist"
-  [ -x "$mypy" ] || { source tests/setup_env.sh >/dev/null; mypy="$P4J_VENV/bin/mypy"; }
   for v in 3.10 3.13; do
     py=$(find_python "$v")
     whl=$(ls "$dist"/py4jni-*-cp${v/./}-*manylinux*.whl 2>/dev/null | head -n 1)
@@ -72,12 +72,16 @@ wheels_leg() {
     venv="$MATRIX/wheel-venv-$v"
     rm -rf "$venv"
     "$py" -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check "$whl"
+    "$venv/bin/pip" install -q --disable-pip-version-check "$whl" \
+        "$(grep -E '^mypy==' tests/requirements.txt)"
     echo "   $(basename "$whl") in a fresh $v venv:"
     # From another directory, so that the installed package is the one imported.
     (cd "$MATRIX" && "$venv/bin/python" "$ROOT/tests/typing/user_program.py") || status=1
-    "$mypy" --strict --no-incremental --python-executable "$venv/bin/python" \
-        tests/typing/user_program.py || status=1
+    echo -n "   mypy --strict user_program.py: "
+    "$venv/bin/mypy" --strict --no-incremental tests/typing/user_program.py || status=1
+    echo -n "   stubtest of the _py4jni stubs against the extension: "
+    (cd "$MATRIX" && "$venv/bin/python" -m mypy.stubtest py4jni._py4jni \
+        --allowlist "$ROOT/tests/typing/stubtest-allowlist.txt") || status=1
   done
   return $status
 }
