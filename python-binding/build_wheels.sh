@@ -27,14 +27,7 @@ done
 WORK="$ROOT/build/wheels"
 say() { echo "build_wheels: $*" >&2; }
 
-# The interpreter for CPython $1: pyenv's newest 3.X.*, else python3.X on PATH.
-find_python() {
-  local v=$1 d
-  for d in $(ls -d "${PYENV_ROOT:-$HOME/.pyenv}/versions/$v".* 2>/dev/null | sort -V -r); do
-    [ -x "$d/bin/python$v" ] && { echo "$d/bin/python$v"; return; }
-  done
-  command -v "python$v" 2>/dev/null || true
-}
+source "$ROOT/python-binding/find_python.sh"
 
 mkdir -p "$WORK" "$OUT"
 TOOLS="$WORK/tools"

@@ -26,14 +26,7 @@ LEGS=("$@")
 ((${#LEGS[@]})) || LEGS=(py3.10 py3.13 jdk25 wheels)
 mkdir -p "$MATRIX"
 
-# The interpreter for CPython $1: pyenv's newest $1.*, else python$1 on PATH (or nothing).
-find_python() {
-  local v=$1 d
-  for d in $(ls -d "${PYENV_ROOT:-$HOME/.pyenv}/versions/$v".* 2>/dev/null | sort -V -r); do
-    [ -x "$d/bin/python$v" ] && { echo "$d/bin/python$v"; return; }
-  done
-  command -v "python$v" 2>/dev/null || true
-}
+source "$ROOT/python-binding/find_python.sh"
 
 # What a leg's venv needs: pytest and what the suites import (pins of tests/requirements.txt;
 # the benchmark-only packages stay in the default leg).
@@ -64,9 +57,13 @@ wheels_leg() {
   bash python-binding/build_wheels.sh --out "$dist"
   for v in 3.10 3.13; do
     py=$(find_python "$v")
-    whl=$(ls "$dist"/py4jni-*-cp${v/./}-*manylinux*.whl 2>/dev/null | head -n 1)
-    if [ -z "$py" ] || [ -z "$whl" ]; then
-      echo "   SKIPPED install test on $v: ${py:+no wheel built}${py:-no CPython $v}"
+    whl=$(ls "$dist"/py4jni-*-cp${v/./}-*manylinux*.whl 2>/dev/null | head -n 1 || true)
+    if [ -z "$py" ]; then
+      echo "   SKIPPED install test on $v: no CPython $v (pyenv or PATH)"
+      continue
+    elif [ -z "$whl" ]; then
+      echo "   FAILED: no manylinux wheel for CPython $v in $dist"
+      status=1
       continue
     fi
     venv="$MATRIX/wheel-venv-$v"
@@ -109,7 +106,12 @@ for leg in "${LEGS[@]}"; do
     result[$leg]="SKIPPED ($skip)"
     continue
   fi
-  if "${run[@]}"; then result[$leg]="passed"; else result[$leg]="FAILED"; failed=1; fi
+  # In a subshell with errexit, outside any condition: a failing step fails the leg.
+  set +e
+  (set -e; "${run[@]}")
+  rc=$?
+  set -e
+  if ((rc == 0)); then result[$leg]="passed"; else result[$leg]="FAILED"; failed=1; fi
   result[$leg]+=" in $((SECONDS - start)) s"
 done
 echo "== matrix summary"
