@@ -42,13 +42,15 @@ pytest_leg() {
     export PATH="$jdk/bin:$PATH"
     source tests/setup_env.sh
     echo "   $("$P4J_VENV/bin/python" -V), $("$jdk/bin/java" -version 2>&1 | head -n 1)"
+    local status=0
     if [ "$jdk" != "$JDK17" ]; then
-      (cd "$P4J_BUILD" && ctest --output-on-failure -j 1)
+      (cd "$P4J_BUILD" && ctest --output-on-failure -j 1) || status=1
     fi
     # test_perf_harness drives perf/bench.py, whose backends (JPype, matplotlib) are
     # installed only in the default leg.
     P4J_CHECK_JNI=1 "$P4J_VENV/bin/python" -m pytest -p no:faulthandler -q \
-        --ignore=tests/python/test_perf_harness.py tests/python
+        --ignore=tests/python/test_perf_harness.py tests/python || status=1
+    exit $status
   )
 }
 
