@@ -23,7 +23,8 @@ mkdir -p "$LOG_DIR"
 say() { echo "run.sh: $*" >&2; }
 
 # Debian packages the suite needs: a JDK (GatewayServers, JPype, the floor's jni.h), gcc
-# (the floor), venv support, and what `pip install .` of py4jni builds with.
+# (the floor), venv support, and what `pip install .` of py4jni builds with (CMake,
+# pkg-config, libffi, Python's headers).
 need=()
 command -v javac >/dev/null 2>&1 || [ -x "${JAVA_HOME:-/nonexistent}/bin/javac" ] \
   || need+=(openjdk-17-jdk-headless)
@@ -32,6 +33,9 @@ command -v cmake >/dev/null 2>&1 || need+=(cmake)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 pkg-config --exists libffi 2>/dev/null || need+=(libffi-dev)
 [ -x "$VENV/bin/python" ] || "$PYTHON" -c 'import ensurepip, venv' 2>/dev/null || need+=(python3-venv)
+# Python.h: the py4jni extension compiles against the venv's Python (Debian's python3).
+"$PYTHON" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(
+    os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null || need+=(python3-dev)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" = 0 ] || SUDO="sudo"

@@ -128,7 +128,10 @@ def test_fork_child_gets_a_clear_error():
 
 def test_ctrl_c_during_java_call_raises_keyboard_interrupt():
     code = (
-        "import sys, time\n"
+        "import signal, sys, time\n"
+        # Python keeps SIGINT ignored when its parent ignored it (a test run started in
+        # the background); a Python started from a terminal has this handler.
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "from py4jni import JavaGateway\n"
         "gw = JavaGateway()\n"
         "print('ready', flush=True)\n"

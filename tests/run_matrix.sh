@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# tests/run_matrix.sh: the supported Pythons and JDKs beyond tests/run_all.sh's default
+# (the system python3 = 3.11 and OpenJDK 17), and the release wheels. CI (.ci/run) runs it
+# after tests/run_all.sh. Legs:
+#   py3.10, py3.13  pytest (both transports) on that CPython (pyenv) with JDK 17
+#   jdk25           the Java self-test and pytest with Temurin 25 (P4J_JDK25, default
+#                   /usr/lib/jvm/temurin-25-jdk-amd64) as build JDK and embedded JVM
+#   wheels          python-binding/build_wheels.sh (manylinux wheels 3.10-3.13 + sdist),
+#                   then each of the 3.10 and 3.13 wheels installed into a fresh venv: the
+#                   smoke program tests/typing/user_program.py, mypy --strict on it
+#                   against the installed package (py.typed, the _py4jni stubs), and
+#                   mypy's stubtest of those stubs against the installed extension
+# A leg whose Python or JDK is not on this machine is SKIPPED with the reason printed.
+# Each leg has its own venv and CMake build under build/matrix/<leg>/ (reruns reuse them).
+#
+#   bash tests/run_matrix.sh [leg ...]        (default: all legs)
+#
+# Exit status: non-zero when a leg that ran failed.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+MATRIX="$ROOT/build/matrix"
+JDK17=${P4J_JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}
+JDK25=${P4J_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
+LEGS=("$@")
+((${#LEGS[@]})) || LEGS=(py3.10 py3.13 jdk25 wheels)
+mkdir -p "$MATRIX"
+
+source "$ROOT/python-binding/find_python.sh"
+
+# What a leg's venv needs: pytest and what the suites import (pins of tests/requirements.txt;
+# the benchmark-only packages stay in the default leg).
+grep -E '^(pytest|py4j|numpy)==' tests/requirements.txt > "$MATRIX/requirements-leg.txt"
+
+# pytest_leg NAME PYTHON JDK: builds with that Python and JDK, runs pytest (and, on a JDK
+# other than the default, the Java self-test and the CMocka suites through ctest).
+pytest_leg() {
+  local name=$1 py=$2 jdk=$3
+  (
+    export PYTHON="$py" JAVA_HOME="$jdk" P4J_VENV_DIR="$MATRIX/$name/venv" \
+           P4J_BUILD_DIR="$MATRIX/$name/build" P4J_REQUIREMENTS="$MATRIX/requirements-leg.txt" \
+           P4J_NO_PYSPARK=1  # the PySpark module runs in the default leg (run_all.sh)
+    export PATH="$jdk/bin:$PATH"
+    source tests/setup_env.sh
+    echo "   $("$P4J_VENV/bin/python" -V), $("$jdk/bin/java" -version 2>&1 | head -n 1)"
+    local status=0
+    if [ "$jdk" != "$JDK17" ]; then
+      (cd "$P4J_BUILD" && ctest --output-on-failure -j 1) || status=1
+    fi
+    # test_perf_harness drives perf/bench.py, whose backends (JPype, matplotlib) are
+    # installed only in the default leg.
+    P4J_CHECK_JNI=1 "$P4J_VENV/bin/python" -m pytest -p no:faulthandler -q \
+        --ignore=tests/python/test_perf_harness.py tests/python || status=1
+    exit $status
+  )
+}
+
+wheels_leg() {
+  local dist="$MATRIX/dist" v py venv whl status=0
+  bash python-binding/build_wheels.sh --out "$dist"
+  for v in 3.10 3.13; do
+    py=$(find_python "$v")
+    whl=$(ls "$dist"/py4jni-*-cp${v/./}-*manylinux*.whl 2>/dev/null | head -n 1 || true)
+    if [ -z "$py" ]; then
+      echo "   SKIPPED install test on $v: no CPython $v (pyenv or PATH)"
+      continue
+    elif [ -z "$whl" ]; then
+      echo "   FAILED: no manylinux wheel for CPython $v in $dist"
+      status=1
+      continue
+    fi
+    venv="$MATRIX/wheel-venv-$v"
+    rm -rf "$venv"
+    "$py" -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check "$whl" \
+        "$(grep -E '^mypy==' tests/requirements.txt)"
+    echo "   $(basename "$whl") in a fresh $v venv:"
+    # From another directory, so that the installed package is the one imported.
+    (cd "$MATRIX" && "$venv/bin/python" "$ROOT/tests/typing/user_program.py") || status=1
+    echo -n "   mypy --strict user_program.py: "
+    "$venv/bin/mypy" --strict --no-incremental tests/typing/user_program.py || status=1
+    echo -n "   stubtest of the _py4jni stubs against the extension: "
+    (cd "$MATRIX" && "$venv/bin/python" -m mypy.stubtest py4jni._py4jni \
+        --allowlist "$ROOT/tests/typing/stubtest-allowlist.txt") || status=1
+  done
+  return $status
+}
+
+declare -A result
+failed=0
+for leg in "${LEGS[@]}"; do
+  echo "== matrix leg $leg"
+  start=$SECONDS
+  skip=""
+  case "$leg" in
+    py3.10|py3.13)
+      py=$(find_python "${leg#py}")
+      if [ -z "$py" ]; then skip="no CPython ${leg#py} (pyenv or PATH)"
+      elif [ ! -x "$JDK17/bin/javac" ]; then skip="no JDK 17 at $JDK17"
+      else run=(pytest_leg "$leg" "$py" "$JDK17"); fi ;;
+    jdk25)
+      if [ ! -x "$JDK25/bin/javac" ]; then skip="no JDK 25 at $JDK25 (set P4J_JDK25)"
+      else run=(pytest_leg "$leg" python3 "$JDK25"); fi ;;
+    wheels) run=(wheels_leg) ;;
+    *) echo "unknown leg $leg (legs: py3.10 py3.13 jdk25 wheels)" >&2; exit 2 ;;
+  esac
+  if [ -n "$skip" ]; then
+    echo "   SKIPPED: $skip"
+    result[$leg]="SKIPPED ($skip)"
+    continue
+  fi
+  # In a subshell with errexit, outside any condition: a failing step fails the leg.
+  set +e
+  (set -e; "${run[@]}")
+  rc=$?
+  set -e
+  if ((rc == 0)); then result[$leg]="passed"; else result[$leg]="FAILED"; failed=1; fi
+  result[$leg]+=" in $((SECONDS - start)) s"
+done
+echo "== matrix summary"
+for leg in "${LEGS[@]}"; do echo "   $leg: ${result[$leg]}"; done
+exit $failed
