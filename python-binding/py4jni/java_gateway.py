@@ -8,16 +8,18 @@ between what to do and how it travels.
 """
 from __future__ import annotations
 
+import _thread
 import os
-import threading
-from collections import deque  # noqa: F401 - py4j exports it
-from threading import RLock, Thread  # noqa: F401 - py4j exports them
-from typing import Any, Iterable, Sequence
+
+TYPE_CHECKING = False  # typing's constant without importing typing (~5 ms)
+if TYPE_CHECKING:
+    import socket
+    from typing import Any, Iterable, Sequence
 
 from . import _py4jni
 from . import protocol as proto
 from ._py4jni import JavaClass, JavaMember, JavaObject
-from .compat import CompatThread, Queue, basestring, hasattr2, range  # noqa: F401
+from .compat import basestring, hasattr2, range  # noqa: F401
 from .finalizer import ThreadSafeFinalizer  # noqa: F401 - py4j exports it
 from .launcher import find_jar_path, launch_gateway  # noqa: F401 - py4j exports them
 from .protocol import (Py4JAuthenticationError, Py4JError, Py4JJavaError,  # noqa: F401
@@ -29,9 +31,15 @@ from .signals import Signal
 
 
 
-# Imported on first use (module __getattr__ below): logging, subprocess and socket cost
-# milliseconds at `import py4jni`, and most programs never touch these names.
+# Imported on first use (module __getattr__ below): logging, subprocess, socket,
+# threading, collections and queue cost milliseconds at `import py4jni`, and most
+# programs never touch these names.
 _LAZY = {"Popen": ("subprocess", "Popen"), "PIPE": ("subprocess", "PIPE"),
+         "deque": ("collections", "deque"), "RLock": ("threading", "RLock"),
+         "Thread": ("threading", "Thread"), "Queue": ("queue", "Queue"),
+         "CompatThread": (".compat", "CompatThread"),
+         "OutputConsumer": ("._consumers", "OutputConsumer"),
+         "ProcessConsumer": ("._consumers", "ProcessConsumer"),
          "CallbackServer": (".socket_callbacks", "CallbackServer"),
          "CallbackConnection": (".socket_callbacks", "CallbackConnection"),
          "PythonProxyPool": (".socket_callbacks", "PythonProxyPool")}
@@ -204,41 +212,6 @@ def gateway_help(gateway_client: Any, var: Any, pattern: str | None = None,
     return None
 
 
-class OutputConsumer(CompatThread):
-    """A thread copying the lines of ``stream`` (bytes) to ``redirect``: a Queue
-    (``put``), a deque (``appendleft``) or anything with ``write``."""
-
-    def __init__(self, redirect: Any, stream: Any, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.redirect = redirect
-        self.stream = stream
-        if isinstance(redirect, Queue):
-            self.redirect_func = redirect.put
-        elif isinstance(redirect, deque):
-            self.redirect_func = redirect.appendleft
-        else:
-            self.redirect_func = redirect.write
-
-    def run(self) -> None:
-        for line in iter(self.stream.readline, b""):
-            self.redirect_func(smart_decode(line))
-
-
-class ProcessConsumer(CompatThread):
-    """A thread that waits for ``proc`` to end, then closes its output streams and the
-    closables given."""
-
-    def __init__(self, proc: Any, closable_list: Any, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.proc = proc
-        self.closable_list = list(closable_list or [])
-
-    def run(self) -> None:
-        self.proc.wait()
-        for closable in [self.proc.stdout, self.proc.stderr, *self.closable_list]:
-            quiet_close(closable)
-
-
 class DummyRLock:
     """A lock that does nothing (py4j's stand-in where no locking is needed)."""
 
@@ -364,7 +337,7 @@ class JVMView(_py4jni.Namespace):
         self.__dict__["_view"] = view_ref  # JavaObject of the view, None = default view
         self.__dict__["_id"] = name
         self.__dict__["_resolved"] = set()  # names cached in __dict__ by _resolve
-        self.__dict__["_lock"] = threading.Lock()
+        self.__dict__["_lock"] = _thread.allocate_lock()
 
     def _resolve(self, name: str) -> Any:
         """Resolves ``name`` through this view's imports (one transport call), caching it."""
@@ -482,6 +455,7 @@ class JavaGateway(_py4jni.Namespace):
         self.python_server_entry_point = python_server_entry_point
         self._auto_convert = auto_convert or self.gateway_parameters.auto_convert
         self._mode = mode
+        from . import java_collections  # noqa: F401 - registers the collection wrappers
         if gateway_client is not None:
             self._gateway_client = gateway_client
         elif mode == "inproc":
