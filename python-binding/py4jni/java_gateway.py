@@ -429,7 +429,7 @@ class JavaGateway(_py4jni.Namespace):
     (list of ``-X...`` strings), ``libjvm`` (path), ``check_jni`` (``-Xcheck:jni``),
     ``keep_signals`` (omit ``-Xrs``; then Ctrl-C terminates the process instead of
     raising KeyboardInterrupt), ``entry_point`` (a JavaObject, or a class name to
-    construct). A process holds one JVM: later gateways share it (same classpath).
+    construct), ``cds`` (False: no class-data-sharing archive, see py4jni/_cds.py). A process holds one JVM: later gateways share it (same classpath).
     ``mode="socket"`` or a ``gateway_parameters`` argument connects to a py4j
     GatewayServer instead; there Java calls Python proxies through py4j's callback
     server, started on demand (``py4jni.socket_callbacks``), and
@@ -445,7 +445,7 @@ class JavaGateway(_py4jni.Namespace):
                  classpath: str | Sequence[str] | None = None,
                  jvm_options: Iterable[str] = (), libjvm: str | None = None,
                  check_jni: bool = False, keep_signals: bool = False,
-                 entry_point: Any = None) -> None:
+                 entry_point: Any = None, cds: bool = True) -> None:
         mode, classpath, entry_point = _choose_transport(mode, gateway_parameters,
                                                          gateway_client, classpath, entry_point)
         self.gateway_parameters = gateway_parameters or GatewayParameters(
@@ -461,9 +461,14 @@ class JavaGateway(_py4jni.Namespace):
         elif mode == "inproc":
             if isinstance(classpath, (list, tuple)):
                 classpath = os.pathsep.join(classpath)
+            from . import _cds
+            jvm_options = list(jvm_options)
+            jar = helper_jar_path()
+            default = not jvm_options and not check_jni and not keep_signals
+            jvm_options[:0] = _cds.options_for_start(jar, libjvm, jvm_options, cds, default)
             self._gateway_client = _py4jni.inproc_client(
-                helper_jar_path(), classpath or os.environ.get("CLASSPATH") or None,
-                list(jvm_options), libjvm, check_jni, keep_signals)
+                jar, classpath or os.environ.get("CLASSPATH") or None,
+                jvm_options, libjvm, check_jni, keep_signals)
         else:
             self._gateway_client = _connect_socket(self.gateway_parameters)
             _refuse_tls(self.callback_server_parameters, "CallbackServerParameters")
