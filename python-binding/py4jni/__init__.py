@@ -32,8 +32,9 @@ def __getattr__(name: str) -> object:
     """The collection names, from py4jni.java_collections (imported on first use: its
     classes cost ~3 ms at ``import py4jni``)."""
     if name in _COLLECTION_NAMES or name == "java_collections":
-        from importlib import import_module  # `from . import` would recurse into here
-        java_collections = import_module(__name__ + ".java_collections")
+        import sys  # `from . import java_collections` would recurse into here
+        __import__(__name__ + ".java_collections")
+        java_collections = sys.modules[__name__ + ".java_collections"]
         return java_collections if name == "java_collections" else getattr(java_collections, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import _thread
 import os
+import sys
 
 TYPE_CHECKING = False  # typing's constant without importing typing (~5 ms)
 if TYPE_CHECKING:
@@ -234,8 +235,24 @@ class GatewayProperty:
 
     def __init__(self, auto_field: bool, pool: Any, enable_memory_management: bool = True):
         self.auto_field = auto_field
-        self.pool = pool
+        self._pool = pool
         self.enable_memory_management = enable_memory_management
+
+    @property
+    def pool(self) -> Any:
+        """The proxy pool (an in-process gateway's is made on first use: its module,
+        py4jni.socket_callbacks, imports socket and threading)."""
+        if self._pool is _POOL_ON_FIRST_USE:
+            from .socket_callbacks import PythonProxyPool
+            self._pool = PythonProxyPool()
+        return self._pool
+
+    @pool.setter
+    def pool(self, pool: Any) -> None:
+        self._pool = pool
+
+
+_POOL_ON_FIRST_USE = object()
 
 
 class UserHelpAutoCompletion:
@@ -690,8 +707,10 @@ def _choose_transport(mode: str | None, gateway_parameters: Any, gateway_client:
     mode of a given client, else the py4j switch's PY4JNI_MODE (``python -m py4jni
     run`` / PY4JNI_AS_PY4J=1), else socket when ``gateway_parameters`` were given.
     Returns (mode, classpath, entry_point), the latter two completed from the switch."""
-    from . import _switch
-    switch = _switch.settings()
+    # The switch is installed by importing py4jni._switch; unimported, it is off (and
+    # importing it here would cost the first gateway ~10 ms of importlib machinery).
+    _switch = sys.modules.get(__package__ + "._switch")
+    switch = _switch.settings() if _switch is not None else None
     if mode is None and isinstance(gateway_client, _py4jni.Client):
         mode = gateway_client.kind
     if mode is None and switch is not None:
@@ -726,9 +745,8 @@ def _describe_client(gateway: "JavaGateway") -> None:
     if gateway._mode == "socket":
         from . import socket_callbacks
         pool = socket_callbacks.pool_of(gateway)
-    else:
-        from .socket_callbacks import PythonProxyPool
-        pool = PythonProxyPool()  # in-process, Java holds Python objects through JNI
+    else:  # in-process, Java holds Python objects through JNI; the pool is py4j's API
+        pool = _POOL_ON_FIRST_USE
     client.gateway_parameters = params
     client.address = params.address
     client.port = params.port
