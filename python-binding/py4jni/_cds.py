@@ -146,6 +146,8 @@ def _spawn_creator(directory: str, key: str, java: str, helper_jar: str) -> None
     """Starts ``python _cds.py create ...`` detached (through ``sh -c '... &'``, so no
     child of ours is left to reap), unless another creator holds the lock or an
     earlier attempt for this key failed."""
+    if not sys.executable or not os.path.exists("/bin/sh"):
+        return  # e.g. Python embedded in another program: nothing to run the creator
     os.makedirs(directory, exist_ok=True)
     base = os.path.join(directory, f"py4jni-{key}")
     if os.path.exists(base + ".failed"):
