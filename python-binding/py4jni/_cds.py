@@ -8,9 +8,9 @@ through DestroyJavaVM, so neither ``ArchiveClassesAtExit`` nor JDK 19's
 without an archive spawns that process and does not wait; later starts map the archive.
 The archive lives in ``$XDG_CACHE_HOME/py4jni`` (else ``~/.cache/py4jni``), named
 ``py4jni-<key>.<size>.<crc32>.jsa``: the key hashes libjvm (path, size, mtime), the JDK's
-``release`` file and the helper jar (path and content); size and CRC are checked before
-use, since HotSpot 17 crashes on a truncated archive (it rejects other mismatches itself,
-and its CDS warnings are turned off). Off with ``PY4JNI_CDS=0``, ``JavaGateway(cds=False)``,
+base archive and ``release`` file, and the helper jar (path, mtime, content); size and
+CRC are checked before use, since HotSpot 17 crashes on a truncated archive (it rejects
+other mismatches itself, and its CDS warnings are turned off). Off with ``PY4JNI_CDS=0``, ``JavaGateway(cds=False)``,
 or when the user's options already choose CDS (``-Xshare:``, ``-XX:SharedArchiveFile``...).
 
 Run as a script (``python _cds.py create ...``), this file creates the archive.
@@ -84,14 +84,21 @@ def java_version(home: str) -> int:
 
 
 def archive_key(helper_jar: str, libjvm: str) -> str:
-    """16 hex digits naming the archive of this JVM build and helper jar."""
-    st = os.stat(libjvm)
+    """16 hex digits naming the archive of this JVM build (libjvm, the JDK's base archive
+    beside it, which HotSpot checks a dynamic archive against) and helper jar (HotSpot
+    checks its mtime and size too)."""
     with open(os.path.join(java_home(libjvm), "release"), "rb") as f:
         release = f.read()
     with open(helper_jar, "rb") as f:
         jar = f.read()
-    ident = f"{os.path.realpath(libjvm)}|{st.st_size}|{st.st_mtime_ns}|{helper_jar}".encode()
-    return "%08x%08x" % (zlib.crc32(ident + release), zlib.crc32(jar))
+    ident = [os.path.realpath(libjvm), helper_jar]
+    for path in (libjvm, os.path.join(os.path.dirname(libjvm), "classes.jsa"), helper_jar):
+        try:
+            st = os.stat(path)
+            ident.append(f"{st.st_size}:{st.st_mtime_ns}")
+        except FileNotFoundError:
+            ident.append("-")
+    return "%08x%08x" % (zlib.crc32("|".join(ident).encode() + release), zlib.crc32(jar))
 
 
 def find_archive(directory: str, key: str) -> str | None:
