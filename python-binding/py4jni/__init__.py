@@ -11,18 +11,32 @@ from .java_gateway import (CallbackServerParameters, GatewayParameters,
                            JavaGateway, JavaMember, JavaObject, JavaPackage, JVMView,
                            get_field, get_java_class, get_method, helper_jar_path,
                            is_instance_of, java_import, remove_imports, set_field)
-from .java_collections import (WRAPPERS as _WRAPPERS, JavaArray, JavaIterator, JavaList,
-                               JavaMap, JavaSet, ListConverter, MapConverter, SetConverter,
-                               to_java_array)
 from .launcher import find_jar_path, launch_gateway
 from .protocol import (Py4JAuthenticationError, Py4JError, Py4JJavaError,
                        Py4JNetworkError)
 
 __version__ = "0.1.0"
 
+# The collection wrappers (JavaList, ...) register themselves when py4jni.java_collections
+# is imported: by JavaGateway() before its first client, or by these names' first use.
 _py4jni._register(Py4JError, Py4JJavaError, Py4JNetworkError, Py4JAuthenticationError,
-                  wrappers=_WRAPPERS, gateway_module=_java_gateway,
-                  protocol_module=_protocol, object_from_id=_java_gateway._object_from_id)
+                  gateway_module=_java_gateway, protocol_module=_protocol,
+                  object_from_id=_java_gateway._object_from_id)
+
+_COLLECTION_NAMES = frozenset(("JavaList", "JavaSet", "JavaMap", "JavaArray", "JavaIterator",
+                               "ListConverter", "SetConverter", "MapConverter",
+                               "to_java_array"))
+
+
+def __getattr__(name: str) -> object:
+    """The collection names, from py4jni.java_collections (imported on first use: its
+    classes cost ~3 ms at ``import py4jni``)."""
+    if name in _COLLECTION_NAMES or name == "java_collections":
+        import sys  # `from . import java_collections` would recurse into here
+        __import__(__name__ + ".java_collections")
+        java_collections = sys.modules[__name__ + ".java_collections"]
+        return java_collections if name == "java_collections" else getattr(java_collections, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "JavaGateway", "GatewayParameters", "CallbackServerParameters", "JVMView",

@@ -9,7 +9,9 @@ socket_callbacks.c with the client's ``proxy_hook`` from py4jni/socket_callbacks
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+TYPE_CHECKING = False  # typing's constant without importing typing (~5 ms)
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 from .protocol import Py4JError
 

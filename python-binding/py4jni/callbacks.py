@@ -39,10 +39,11 @@ with ``org.py4jni.PythonEntryPoint.get(new Class[]{...})`` (py4j's
 """
 from __future__ import annotations
 
-import inspect
-import traceback
 import weakref
-from typing import Any, Callable, Mapping
+
+TYPE_CHECKING = False  # typing's constant without importing typing
+if TYPE_CHECKING:
+    from typing import Any, Callable, Mapping
 
 from . import _py4jni
 from ._py4jni import JavaClass
@@ -66,6 +67,7 @@ def _error_payload(client: Any, exc: BaseException) -> Any:
     traceback text (py4j's format), or the Java exception itself when propagating."""
     if isinstance(exc, Py4JJavaError) and _PROPAGATE.get(client):
         return exc.java_exception
+    import traceback  # only for a failing callback (costs ms at the first gateway)
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     if len(text) > _MAX_TRACEBACK:
         head, tail = _MAX_TRACEBACK // 4, _MAX_TRACEBACK // 2
@@ -113,6 +115,7 @@ def _param_count(signature: str) -> int:
 
 
 def _check_arity(fn: Callable[..., Any], nargs: int, what: str) -> None:
+    import inspect  # only for register_natives (costs ms at the first gateway)
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):  # some builtins have none: Python checks at call time

@@ -3,12 +3,13 @@
 py4j code imports these names (``from py4j.compat import long, basestring``); under
 py4jni they keep py4j's Python 3 meaning.
 """
-from __future__ import absolute_import, unicode_literals
+from __future__ import absolute_import, annotations, unicode_literals
 
-from queue import Empty, Queue  # noqa: F401 - re-exported as py4j does
 from sys import version_info  # noqa: F401
-from threading import Thread
-from typing import Any, Iterator
+
+TYPE_CHECKING = False  # typing's constant without importing typing (~5 ms)
+if TYPE_CHECKING:
+    from typing import Any, Iterator
 
 range = range  # noqa: A001 - py4j's name
 long = int
@@ -74,8 +75,30 @@ def hasattr2(obj: Any, attr: str) -> bool:
     return hasattr(obj, attr)
 
 
-class CompatThread(Thread):
-    """A Thread whose constructor takes py4j's arguments (``daemon`` keyword)."""
+def _compat_thread() -> type:
+    """Defines ``CompatThread`` (a threading.Thread subclass) on first use."""
+    from threading import Thread
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    class CompatThread(Thread):
+        """A Thread whose constructor takes py4j's arguments (``daemon`` keyword)."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+
+    CompatThread.__module__ = __name__
+    return CompatThread
+
+
+def __getattr__(name: str) -> Any:
+    """py4j's re-exported ``Thread``, ``Queue``, ``Empty`` and ``CompatThread``, made
+    on first use: threading and queue cost milliseconds at ``import py4jni``."""
+    if name == "Thread":
+        from threading import Thread
+        return Thread
+    if name in ("Queue", "Empty"):
+        import queue
+        return getattr(queue, name)
+    if name == "CompatThread":
+        cls = globals()["CompatThread"] = _compat_thread()
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,10 +4,13 @@ py4j keeps the weak references it uses to release Java objects here. py4jni rele
 Java objects from C when their Python wrapper dies, so its own objects do not use this
 module; it is kept, with py4j's behaviour, for code that registers its own finalizers.
 """
-from __future__ import absolute_import, unicode_literals
+from __future__ import absolute_import, annotations, unicode_literals
 
-from threading import RLock
-from typing import Any
+from _thread import RLock  # threading.RLock is this C lock; importing threading costs ms
+
+TYPE_CHECKING = False  # typing's constant without importing typing (~5 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 from .compat import items  # noqa: F401 - py4j exports it
 

@@ -46,9 +46,14 @@ from __future__ import annotations
 import itertools
 import operator
 import weakref
-from collections.abc import (ItemsView, KeysView, Mapping, MutableMapping,
-                             MutableSequence, MutableSet, Sequence, Set, ValuesView)
-from typing import Any, Iterable, Iterator
+# collections.abc is _collections_abc re-exported; importing it runs collections'
+# __init__ (~2 ms), while _collections_abc is loaded with the interpreter.
+from _collections_abc import (ItemsView, KeysView, Mapping, MutableMapping,
+                              MutableSequence, MutableSet, Sequence, Set, ValuesView)
+
+TYPE_CHECKING = False  # typing's constant without importing typing (~5 ms)
+if TYPE_CHECKING:
+    from typing import Any, Iterable, Iterator
 
 from . import _hooks, _py4jni
 from . import protocol as proto
@@ -991,3 +996,6 @@ _install()
 
 WRAPPERS = {"list": JavaList, "set": JavaSet, "map": JavaMap, "array": JavaArray,
             "iterator": JavaIterator}
+# From now on the C core wraps returned collections in these classes.
+_py4jni._register(Py4JError, Py4JJavaError, proto.Py4JNetworkError,
+                  proto.Py4JAuthenticationError, wrappers=WRAPPERS)

@@ -8,16 +8,19 @@ between what to do and how it travels.
 """
 from __future__ import annotations
 
+import _thread
 import os
-import threading
-from collections import deque  # noqa: F401 - py4j exports it
-from threading import RLock, Thread  # noqa: F401 - py4j exports them
-from typing import Any, Iterable, Sequence
+import sys
+
+TYPE_CHECKING = False  # typing's constant without importing typing (~5 ms)
+if TYPE_CHECKING:
+    import socket
+    from typing import Any, Iterable, Sequence
 
 from . import _py4jni
 from . import protocol as proto
 from ._py4jni import JavaClass, JavaMember, JavaObject
-from .compat import CompatThread, Queue, basestring, hasattr2, range  # noqa: F401
+from .compat import basestring, hasattr2, range  # noqa: F401
 from .finalizer import ThreadSafeFinalizer  # noqa: F401 - py4j exports it
 from .launcher import find_jar_path, launch_gateway  # noqa: F401 - py4j exports them
 from .protocol import (Py4JAuthenticationError, Py4JError, Py4JJavaError,  # noqa: F401
@@ -29,9 +32,15 @@ from .signals import Signal
 
 
 
-# Imported on first use (module __getattr__ below): logging, subprocess and socket cost
-# milliseconds at `import py4jni`, and most programs never touch these names.
+# Imported on first use (module __getattr__ below): logging, subprocess, socket,
+# threading, collections and queue cost milliseconds at `import py4jni`, and most
+# programs never touch these names.
 _LAZY = {"Popen": ("subprocess", "Popen"), "PIPE": ("subprocess", "PIPE"),
+         "deque": ("collections", "deque"), "RLock": ("threading", "RLock"),
+         "Thread": ("threading", "Thread"), "Queue": ("queue", "Queue"),
+         "CompatThread": (".compat", "CompatThread"),
+         "OutputConsumer": ("._consumers", "OutputConsumer"),
+         "ProcessConsumer": ("._consumers", "ProcessConsumer"),
          "CallbackServer": (".socket_callbacks", "CallbackServer"),
          "CallbackConnection": (".socket_callbacks", "CallbackConnection"),
          "PythonProxyPool": (".socket_callbacks", "PythonProxyPool")}
@@ -204,41 +213,6 @@ def gateway_help(gateway_client: Any, var: Any, pattern: str | None = None,
     return None
 
 
-class OutputConsumer(CompatThread):
-    """A thread copying the lines of ``stream`` (bytes) to ``redirect``: a Queue
-    (``put``), a deque (``appendleft``) or anything with ``write``."""
-
-    def __init__(self, redirect: Any, stream: Any, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.redirect = redirect
-        self.stream = stream
-        if isinstance(redirect, Queue):
-            self.redirect_func = redirect.put
-        elif isinstance(redirect, deque):
-            self.redirect_func = redirect.appendleft
-        else:
-            self.redirect_func = redirect.write
-
-    def run(self) -> None:
-        for line in iter(self.stream.readline, b""):
-            self.redirect_func(smart_decode(line))
-
-
-class ProcessConsumer(CompatThread):
-    """A thread that waits for ``proc`` to end, then closes its output streams and the
-    closables given."""
-
-    def __init__(self, proc: Any, closable_list: Any, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.proc = proc
-        self.closable_list = list(closable_list or [])
-
-    def run(self) -> None:
-        self.proc.wait()
-        for closable in [self.proc.stdout, self.proc.stderr, *self.closable_list]:
-            quiet_close(closable)
-
-
 class DummyRLock:
     """A lock that does nothing (py4j's stand-in where no locking is needed)."""
 
@@ -261,8 +235,24 @@ class GatewayProperty:
 
     def __init__(self, auto_field: bool, pool: Any, enable_memory_management: bool = True):
         self.auto_field = auto_field
-        self.pool = pool
+        self._pool = pool
         self.enable_memory_management = enable_memory_management
+
+    @property
+    def pool(self) -> Any:
+        """The proxy pool (an in-process gateway's is made on first use: its module,
+        py4jni.socket_callbacks, imports socket and threading)."""
+        if self._pool is _POOL_ON_FIRST_USE:
+            from .socket_callbacks import PythonProxyPool
+            self._pool = PythonProxyPool()
+        return self._pool
+
+    @pool.setter
+    def pool(self, pool: Any) -> None:
+        self._pool = pool
+
+
+_POOL_ON_FIRST_USE = object()
 
 
 class UserHelpAutoCompletion:
@@ -364,7 +354,7 @@ class JVMView(_py4jni.Namespace):
         self.__dict__["_view"] = view_ref  # JavaObject of the view, None = default view
         self.__dict__["_id"] = name
         self.__dict__["_resolved"] = set()  # names cached in __dict__ by _resolve
-        self.__dict__["_lock"] = threading.Lock()
+        self.__dict__["_lock"] = _thread.allocate_lock()
 
     def _resolve(self, name: str) -> Any:
         """Resolves ``name`` through this view's imports (one transport call), caching it."""
@@ -456,7 +446,7 @@ class JavaGateway(_py4jni.Namespace):
     (list of ``-X...`` strings), ``libjvm`` (path), ``check_jni`` (``-Xcheck:jni``),
     ``keep_signals`` (omit ``-Xrs``; then Ctrl-C terminates the process instead of
     raising KeyboardInterrupt), ``entry_point`` (a JavaObject, or a class name to
-    construct). A process holds one JVM: later gateways share it (same classpath).
+    construct), ``cds`` (False: no class-data-sharing archive, see py4jni/_cds.py). A process holds one JVM: later gateways share it (same classpath).
     ``mode="socket"`` or a ``gateway_parameters`` argument connects to a py4j
     GatewayServer instead; there Java calls Python proxies through py4j's callback
     server, started on demand (``py4jni.socket_callbacks``), and
@@ -472,7 +462,7 @@ class JavaGateway(_py4jni.Namespace):
                  classpath: str | Sequence[str] | None = None,
                  jvm_options: Iterable[str] = (), libjvm: str | None = None,
                  check_jni: bool = False, keep_signals: bool = False,
-                 entry_point: Any = None) -> None:
+                 entry_point: Any = None, cds: bool = True) -> None:
         mode, classpath, entry_point = _choose_transport(mode, gateway_parameters,
                                                          gateway_client, classpath, entry_point)
         self.gateway_parameters = gateway_parameters or GatewayParameters(
@@ -482,14 +472,20 @@ class JavaGateway(_py4jni.Namespace):
         self.python_server_entry_point = python_server_entry_point
         self._auto_convert = auto_convert or self.gateway_parameters.auto_convert
         self._mode = mode
+        from . import java_collections  # noqa: F401 - registers the collection wrappers
         if gateway_client is not None:
             self._gateway_client = gateway_client
         elif mode == "inproc":
             if isinstance(classpath, (list, tuple)):
                 classpath = os.pathsep.join(classpath)
+            from . import _cds
+            jvm_options = list(jvm_options)
+            jar = helper_jar_path()
+            default = not jvm_options and not check_jni and not keep_signals
+            jvm_options[:0] = _cds.options_for_start(jar, libjvm, jvm_options, cds, default)
             self._gateway_client = _py4jni.inproc_client(
-                helper_jar_path(), classpath or os.environ.get("CLASSPATH") or None,
-                list(jvm_options), libjvm, check_jni, keep_signals)
+                jar, classpath or os.environ.get("CLASSPATH") or None,
+                jvm_options, libjvm, check_jni, keep_signals)
         else:
             self._gateway_client = _connect_socket(self.gateway_parameters)
             _refuse_tls(self.callback_server_parameters, "CallbackServerParameters")
@@ -711,8 +707,10 @@ def _choose_transport(mode: str | None, gateway_parameters: Any, gateway_client:
     mode of a given client, else the py4j switch's PY4JNI_MODE (``python -m py4jni
     run`` / PY4JNI_AS_PY4J=1), else socket when ``gateway_parameters`` were given.
     Returns (mode, classpath, entry_point), the latter two completed from the switch."""
-    from . import _switch
-    switch = _switch.settings()
+    # The switch is installed by importing py4jni._switch; unimported, it is off (and
+    # importing it here would cost the first gateway ~10 ms of importlib machinery).
+    _switch = sys.modules.get(__package__ + "._switch")
+    switch = _switch.settings() if _switch is not None else None
     if mode is None and isinstance(gateway_client, _py4jni.Client):
         mode = gateway_client.kind
     if mode is None and switch is not None:
@@ -747,9 +745,8 @@ def _describe_client(gateway: "JavaGateway") -> None:
     if gateway._mode == "socket":
         from . import socket_callbacks
         pool = socket_callbacks.pool_of(gateway)
-    else:
-        from .socket_callbacks import PythonProxyPool
-        pool = PythonProxyPool()  # in-process, Java holds Python objects through JNI
+    else:  # in-process, Java holds Python objects through JNI; the pool is py4j's API
+        pool = _POOL_ON_FIRST_USE
     client.gateway_parameters = params
     client.address = params.address
     client.port = params.port

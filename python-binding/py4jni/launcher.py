@@ -5,11 +5,13 @@
 """
 from __future__ import annotations
 
-import glob
 import os
 import site
 import sys
-from typing import Any, Sequence
+
+TYPE_CHECKING = False  # typing's constant without importing typing (~5 ms)
+if TYPE_CHECKING:
+    from typing import Any, Sequence
 
 from .protocol import Py4JError
 
@@ -20,6 +22,7 @@ def find_jar_path() -> str:
     """Path of py4j's jar (``share/py4j/py4j*.jar`` under the usual prefixes), or ""."""
     prefixes = [sys.prefix, sys.exec_prefix, getattr(site, "USER_BASE", None) or "",
                 "/usr/local", "/usr"]
+    import glob
     for prefix in prefixes:
         found = sorted(glob.glob(os.path.join(prefix, "share", "py4j", "py4j*.jar")))
         if found:

@@ -7,10 +7,13 @@ passes through: replace ``py4jni.java_gateway.get_return_value`` (or this module
 turn Java exceptions into your own), and the converter registries
 ``INPUT_CONVERTER`` / ``OUTPUT_CONVERTER``.
 """
-from __future__ import absolute_import, unicode_literals
+from __future__ import absolute_import, annotations, unicode_literals
 
 import sys
-from typing import Any, Callable
+
+TYPE_CHECKING = False  # typing's constant without importing typing (~5 ms)
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 from .compat import (basestring, bytearray2, bytestr, bytetoint, bytetostr,  # noqa: F401
                      isbytearray, isbytestr, ispython3bytestr, long, strtobyte, unicode)

@@ -7,9 +7,12 @@ py4jni's gateways send py4j's server signals (``py4jni.java_gateway.server_start
 """
 from __future__ import annotations
 
-from threading import Lock
+from _thread import allocate_lock as Lock  # threading's Lock, without importing threading
 from types import MethodType
-from typing import Any, Callable
+
+TYPE_CHECKING = False  # typing's constant without importing typing (~5 ms)
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 range = range  # noqa: A001 - py4j's name
 

@@ -12,8 +12,22 @@ final class PythonExit {
 
     private static native void atJavaExit();
 
-    /** Adds the hook (once, from the C side when the JVM is ready). */
+    /** Adds the hook (once, from the C side when the JVM is ready). A named class, not a
+     * method reference: a JVM's first lambda bootstraps invokedynamic, milliseconds of
+     * every start-up. */
     static void install() {
-        Runtime.getRuntime().addShutdownHook(new Thread(PythonExit::atJavaExit, "py4jni-python-exit"));
+        Runtime.getRuntime().addShutdownHook(new Hook());
+    }
+
+    /** The shutdown hook thread. */
+    private static final class Hook extends Thread {
+        Hook() {
+            super("py4jni-python-exit");
+        }
+
+        @Override
+        public void run() {
+            atJavaExit();
+        }
     }
 }

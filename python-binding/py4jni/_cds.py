@@ -1,0 +1,217 @@
+"""Class-data sharing (AppCDS) for the embedded JVM: py4jni's helper classes, and the
+JDK classes its first calls load, mapped from an archive instead of parsed and verified.
+
+The archive is made once per JVM build and helper jar, in the background, by a plain
+``java -XX:ArchiveClassesAtExit=... org.py4jni.CdsWarmup`` (an embedded JVM never exits
+through DestroyJavaVM, so neither ``ArchiveClassesAtExit`` nor JDK 19's
+``-XX:+AutoCreateSharedArchive`` would ever write it in-process). The first start
+without an archive spawns that process and does not wait; later starts map the archive.
+The archive lives in ``$XDG_CACHE_HOME/py4jni`` (else ``~/.cache/py4jni``), named
+``py4jni-<key>.<size>.<crc32>.jsa``: the key hashes libjvm (path, size, mtime), the JDK's
+base archive and ``release`` file, and the helper jar (path, mtime, content); size and
+CRC are checked before use, since HotSpot 17 crashes on a truncated archive (it rejects
+other mismatches itself, and its CDS warnings are turned off). Off with ``PY4JNI_CDS=0``, ``JavaGateway(cds=False)``,
+or when the user's options already choose CDS (``-Xshare:``, ``-XX:SharedArchiveFile``...).
+
+Run as a script (``python _cds.py create ...``), this file creates the archive.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import zlib
+
+TYPE_CHECKING = False  # typing's constant without importing typing
+if TYPE_CHECKING:
+    from typing import Sequence
+
+# Dynamic archives (ArchiveClassesAtExit) exist from JDK 13.
+MIN_JAVA = 13
+# The options that, given by the user, leave CDS to them.
+USER_CDS_PREFIXES = ("-Xshare:", "-XX:SharedArchiveFile", "-XX:ArchiveClassesAtExit",
+                     "-XX:+AutoCreateSharedArchive", "-XX:SharedClassListFile",
+                     "-XX:DumpLoadedClassList", "-XX:AOTCache", "-XX:AOTMode")
+QUIET = ("-Xshare:auto", "-Xlog:cds=off", "-Xlog:cds+dynamic=off")
+LOCK_STALE_S = 120.0  # a lock older than this belongs to a creator that died
+
+_chosen: list[str] | None = None  # the options this process's first start used
+
+
+def options_for_start(helper_jar: str, libjvm: str | None, user_options: Sequence[str],
+                      enabled: bool, joins_by_default: bool) -> list[str]:
+    """The CDS options to put before ``user_options`` for this gateway's JVM start.
+
+    Decided once per process (a process holds one JVM): a later gateway gets the same
+    options, or none when it asks for the default JVM (``joins_by_default``), so that
+    it joins the running JVM as before (jni/jvm.c compares the options)."""
+    global _chosen
+    if _chosen is not None:
+        return [] if joins_by_default else list(_chosen)
+    _chosen = []
+    if enabled and os.environ.get("PY4JNI_CDS", "1") != "0" and not any(
+            o.startswith(USER_CDS_PREFIXES) for o in user_options):
+        try:
+            _chosen = _archive_options(helper_jar, libjvm)
+        except OSError:  # an unreadable JDK or cache directory: start without CDS
+            _chosen = []
+    return list(_chosen)
+
+
+def cache_dir() -> str:
+    """Where archives are kept: $XDG_CACHE_HOME/py4jni, else ~/.cache/py4jni."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"),
+                                                             ".cache")
+    return os.path.join(base, "py4jni")
+
+
+def java_home(libjvm: str) -> str:
+    """The JDK (or JRE) home of ``<home>/lib/server/libjvm.so``."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(libjvm)))
+
+
+def java_version(home: str) -> int:
+    """The feature version of the JDK at ``home`` from its ``release`` file (0: unknown)."""
+    try:
+        with open(os.path.join(home, "release")) as f:
+            for line in f:
+                if line.startswith("JAVA_VERSION="):
+                    v = line.split("=", 1)[1].strip().strip('"')
+                    first = v.split(".")[0]
+                    return int(v.split(".")[1]) if first == "1" else int(first)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def archive_key(helper_jar: str, libjvm: str) -> str:
+    """16 hex digits naming the archive of this JVM build (libjvm, the JDK's base archive
+    beside it, which HotSpot checks a dynamic archive against) and helper jar (HotSpot
+    checks its mtime and size too)."""
+    with open(os.path.join(java_home(libjvm), "release"), "rb") as f:
+        release = f.read()
+    with open(helper_jar, "rb") as f:
+        jar = f.read()
+    ident = [os.path.realpath(libjvm), helper_jar]
+    for path in (libjvm, os.path.join(os.path.dirname(libjvm), "classes.jsa"), helper_jar):
+        try:
+            st = os.stat(path)
+            ident.append(f"{st.st_size}:{st.st_mtime_ns}")
+        except FileNotFoundError:
+            ident.append("-")
+    return "%08x%08x" % (zlib.crc32("|".join(ident).encode() + release), zlib.crc32(jar))
+
+
+def find_archive(directory: str, key: str) -> str | None:
+    """The path of the intact archive for ``key`` in ``directory``, or None. An archive
+    whose size or CRC differs from its name is removed (it is then made again)."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return None
+    prefix = f"py4jni-{key}."
+    for name in names:
+        if not (name.startswith(prefix) and name.endswith(".jsa")):
+            continue
+        path = os.path.join(directory, name)
+        try:
+            size_text, crc_text = name[len(prefix):-len(".jsa")].split(".")
+            with open(path, "rb") as f:
+                data = f.read()
+            if len(data) == int(size_text) and zlib.crc32(data) == int(crc_text, 16):
+                return path
+        except (OSError, ValueError):
+            pass
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    return None
+
+
+def _archive_options(helper_jar: str, libjvm: str | None) -> list[str]:
+    """``-XX:SharedArchiveFile=...`` and the options silencing CDS when the archive is
+    there; otherwise starts its creation in the background and returns []."""
+    from . import _py4jni
+    try:
+        found = _py4jni.find_libjvm(libjvm)
+    except (FileNotFoundError, OSError):
+        return []  # the JVM start reports it
+    home = java_home(found)
+    java = os.path.join(home, "bin", "java")
+    if java_version(home) < MIN_JAVA or not os.access(java, os.X_OK):
+        return []
+    key = archive_key(helper_jar, found)
+    directory = cache_dir()
+    path = find_archive(directory, key)
+    if path:
+        return [f"-XX:SharedArchiveFile={path}", *QUIET]
+    _spawn_creator(directory, key, java, helper_jar)
+    return []
+
+
+def _spawn_creator(directory: str, key: str, java: str, helper_jar: str) -> None:
+    """Starts ``python _cds.py create ...`` detached (through ``sh -c '... &'``, so no
+    child of ours is left to reap), unless another creator holds the lock or an
+    earlier attempt for this key failed."""
+    if not sys.executable or not os.path.exists("/bin/sh"):
+        return  # e.g. Python embedded in another program: nothing to run the creator
+    os.makedirs(directory, exist_ok=True)
+    base = os.path.join(directory, f"py4jni-{key}")
+    if os.path.exists(base + ".failed"):
+        return
+    lock = base + ".lock"
+    try:
+        fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        try:
+            if os.stat(lock).st_mtime > _now() - LOCK_STALE_S:
+                return  # being made by another process
+            os.unlink(lock)
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except OSError:
+            return
+    os.close(fd)
+    argv = [sys.executable, "-I", os.path.abspath(__file__), "create", base, java, helper_jar]
+    script = 'exec "$@" </dev/null >/dev/null 2>&1 &'
+    try:
+        pid = os.posix_spawn("/bin/sh", ["sh", "-c", script, "sh", *argv], os.environ)
+        os.waitpid(pid, 0)
+    except OSError:
+        os.unlink(lock)
+
+
+def _now() -> float:
+    import time
+    return time.time()
+
+
+def create(base: str, java: str, helper_jar: str) -> int:
+    """Makes ``<base>.<size>.<crc32>.jsa`` with ``java -XX:ArchiveClassesAtExit`` running
+    org.py4jni.CdsWarmup on the helper jar; on failure leaves ``<base>.failed`` (with
+    java's output) so that later starts do not try again. Removes ``<base>.lock``."""
+    import subprocess
+    tmp = f"{base}.{os.getpid()}.tmp"
+    try:
+        r = subprocess.run([java, f"-XX:ArchiveClassesAtExit={tmp}", *QUIET,
+                            "-cp", helper_jar, "org.py4jni.CdsWarmup"],
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=300)
+        with open(tmp, "rb") as f:
+            data = f.read()
+        if r.returncode != 0 or not data:
+            raise OSError(f"java exited with {r.returncode}: {r.stdout!r} {r.stderr!r}")
+        os.replace(tmp, f"{base}.{len(data)}.{zlib.crc32(data):08x}.jsa")
+        return 0
+    except (OSError, subprocess.SubprocessError) as exc:
+        with open(base + ".failed", "w") as f:
+            f.write(f"{exc}\n")
+        return 1
+    finally:
+        for leftover in (tmp, base + ".lock"):
+            try:
+                os.unlink(leftover)
+            except OSError:
+                pass
+
+
+if __name__ == "__main__" and len(sys.argv) == 5 and sys.argv[1] == "create":
+    sys.exit(create(*sys.argv[2:]))

@@ -1,0 +1,211 @@
+"""Start-up cost: what ``import py4jni`` loads, and the class-data-sharing (AppCDS)
+archive the first JVM start creates and later starts map (py4jni/_cds.py)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+# Modules that cost milliseconds to import and that neither `import py4jni` nor the
+# first call needs (each is imported where it is used).
+HEAVY = ["typing", "threading", "re", "collections", "decimal", "logging", "subprocess",
+         "socket", "queue", "glob", "weakref", "enum", "functools", "pydoc",
+         "py4jni.java_collections", "py4jni.callbacks", "py4jni.socket_callbacks"]
+
+
+def _loaded_by(code: str) -> set[str]:
+    """The modules a fresh interpreter holds after running ``code`` that it did not
+    hold before."""
+    script = ("import sys; before = set(sys.modules)\n" + code +
+              "\nprint(' '.join(sorted(set(sys.modules) - before)))")
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    return set(r.stdout.split())
+
+
+def test_import_py4jni_leaves_heavy_modules_unloaded() -> None:
+    loaded = _loaded_by("import py4jni")
+    assert "py4jni.java_gateway" in loaded  # the check sees what the import loads
+    assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+
+
+def test_first_gateway_and_call_leave_heavy_modules_unloaded(tmp_path, monkeypatch) -> None:
+    """What the first in-process gateway and call need is loaded; the switch, the
+    socket transport's callbacks, inspect and traceback wait for their first use."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # the child's archive goes there
+    loaded = _loaded_by("import py4jni\n"
+                        "gw = py4jni.JavaGateway()\n"
+                        "gw.jvm.java.lang.System.currentTimeMillis()")
+    heavy = set(HEAVY) - {"py4jni.java_collections", "py4jni.callbacks", "weakref"}
+    heavy |= {"inspect", "traceback", "importlib.abc", "py4jni._switch"}
+    assert "py4jni.callbacks" in loaded
+    assert not loaded & heavy, sorted(loaded & heavy)
+
+
+def test_lazy_names_still_resolve() -> None:
+    """py4j's names that are now made on first use are the same objects as before."""
+    loaded = _loaded_by(
+        "import collections, queue, threading\n"
+        "import py4jni\n"
+        "from py4jni import JavaList, ListConverter\n"
+        "from py4jni.java_gateway import (deque, RLock, Thread, Queue, CompatThread,\n"
+        "                                 OutputConsumer, ProcessConsumer)\n"
+        "from py4jni.compat import Empty\n"
+        "from py4jni import compat, java_collections, _py4jni\n"
+        "assert deque is collections.deque and Queue is queue.Queue\n"
+        "assert RLock is threading.RLock and Thread is threading.Thread\n"
+        "assert Empty is queue.Empty and issubclass(CompatThread, Thread)\n"
+        "assert compat.CompatThread is CompatThread\n"
+        "assert issubclass(OutputConsumer, CompatThread)\n"
+        "assert JavaList is java_collections.JavaList is py4jni.JavaList\n"
+        "assert issubclass(JavaList, _py4jni.JavaObject)\n")
+    assert "py4jni.java_collections" in loaded
+
+
+# ---- the class-data-sharing archive (py4jni/_cds.py) -------------------------------
+
+TEMURIN_25 = "/usr/lib/jvm/temurin-25-jdk-amd64/lib/server/libjvm.so"
+FIRST_CALL = ("from py4jni import JavaGateway\n"
+              "gw = JavaGateway({args})\n"
+              "assert gw.jvm.java.lang.Math.max(3, 4) == 4\n"
+              "print('called')\n")
+
+
+def _run(cache: str, args: str = "", env: dict[str, str] | None = None,
+         log: str | None = None) -> subprocess.CompletedProcess[str]:
+    """A fresh process that starts a gateway (``JavaGateway(args)``, plus a class-load
+    log to ``log``) and makes one call, with ``cache`` as XDG_CACHE_HOME."""
+    import os
+    if log:
+        args = f"jvm_options=['-Xlog:class+load:file={log}']" + (", " + args if args else "")
+    r = subprocess.run([sys.executable, "-c", FIRST_CALL.format(args=args)],
+                       capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "XDG_CACHE_HOME": cache, **(env or {})})
+    assert r.returncode == 0 and "called" in r.stdout, r.stdout + r.stderr
+    return r
+
+
+def _archive(cache: str, libjvm: str | None = None, wait: float = 120.0) -> str:
+    """The archive _cds made for this JVM in ``cache`` (waits for the background
+    creator up to ``wait`` seconds)."""
+    import os
+    import time
+
+    from py4jni import _cds, _py4jni, helper_jar_path
+    key = _cds.archive_key(helper_jar_path(), _py4jni.find_libjvm(libjvm))
+    directory = os.path.join(cache, "py4jni")
+    deadline = time.monotonic() + wait
+    while True:
+        found = _cds.find_archive(directory, key)
+        if found or time.monotonic() > deadline:
+            assert found, f"no archive in {directory}: {os.listdir(directory)}"
+            return found
+        time.sleep(0.2)
+
+
+def _bridge_source(log: str) -> str:
+    """Where the class-load log says org.py4jni.Bridge came from."""
+    with open(log) as f:
+        line = next(line for line in f if " org.py4jni.Bridge source: " in line)
+    return line.split(" source: ", 1)[1].strip()
+
+
+def test_first_start_creates_the_archive_later_starts_map_it(tmp_path) -> None:
+    cache, log = str(tmp_path), str(tmp_path / "classes.log")
+    _run(cache, log=log)
+    assert _bridge_source(log).endswith("py4jni-helper.jar")  # no archive yet
+    _archive(cache)
+    r = _run(cache, log=log)
+    assert _bridge_source(log) == "shared objects file (top)"
+    assert "cds" not in (r.stdout + r.stderr).lower()
+
+
+def test_opt_out_by_environment_and_keyword(tmp_path) -> None:
+    import os
+    cache, log = str(tmp_path), str(tmp_path / "classes.log")
+    _run(cache, env={"PY4JNI_CDS": "0"})
+    _run(cache, args="cds=False")
+    assert not os.path.exists(tmp_path / "py4jni")  # no creator was started
+    _run(cache)
+    _archive(cache)
+    _run(cache, env={"PY4JNI_CDS": "0"}, log=log)
+    assert _bridge_source(log).endswith("py4jni-helper.jar")
+    _run(cache, args="cds=False", log=log)
+    assert _bridge_source(log).endswith("py4jni-helper.jar")
+
+
+def test_users_own_cds_options_are_left_alone_and_later_gateways_join() -> None:
+    code = ("from py4jni import _cds, helper_jar_path\n"
+            "assert _cds.options_for_start(helper_jar_path(), None,\n"
+            "                              ['-XX:SharedArchiveFile=/nowhere.jsa'], True,\n"
+            "                              False) == []\n"
+            "assert _cds.options_for_start(helper_jar_path(), None, ['-Xmx64m'], True,\n"
+            "                              False) == []  # decided once per process\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+
+
+def test_later_gateways_join_a_jvm_started_with_the_archive(tmp_path) -> None:
+    cache = str(tmp_path)
+    _run(cache)
+    _archive(cache)
+    _run(cache, args="jvm_options=['-Xmx256m'])\n"
+                     "gw2 = JavaGateway()\n"
+                     "gw3 = JavaGateway(jvm_options=['-Xmx256m']")
+
+
+def _replace_archive(path: str, data: bytes, honest_name: bool) -> str:
+    """Puts ``data`` where ``path`` was, named for its own size and CRC when
+    ``honest_name`` (so only HotSpot can reject it), else under the old name."""
+    import os
+    import zlib
+    os.unlink(path)
+    if honest_name:
+        key_part = os.path.basename(path).split(".")[0]
+        path = os.path.join(os.path.dirname(path),
+                            f"{key_part}.{len(data)}.{zlib.crc32(data):08x}.jsa")
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+def test_corrupt_or_truncated_archive_is_ignored(tmp_path) -> None:
+    import os
+    cache, log = str(tmp_path), str(tmp_path / "classes.log")
+    _run(cache)
+    good = _archive(cache)
+    with open(good, "rb") as f:
+        data = f.read()
+    # Truncated under its name (HotSpot 17 would crash mapping it): removed, remade.
+    truncated = _replace_archive(good, data[: len(data) // 3], honest_name=False)
+    r = _run(cache, log=log)
+    assert not os.path.exists(truncated)
+    assert _bridge_source(log).endswith("py4jni-helper.jar")
+    # Garbage under a matching name: HotSpot rejects it, silently.
+    garbage = _replace_archive(_archive(cache), os.urandom(len(data)), honest_name=True)
+    r = _run(cache, log=log)
+    assert _bridge_source(log).endswith("py4jni-helper.jar")
+    assert "cds" not in (r.stdout + r.stderr).lower() and "warning" not in r.stderr.lower()
+    assert os.path.exists(garbage)
+
+
+def test_archive_of_another_jdk_is_ignored(tmp_path) -> None:
+    """JDK 17's archive under the name py4jni gives Temurin 25's: HotSpot rejects it
+    (another JVM build), silently, and the gateway works."""
+    import os
+    import shutil
+
+    import pytest
+    if not os.path.exists(TEMURIN_25):
+        pytest.skip("Temurin 25 is not installed")
+    cache = str(tmp_path)
+    _run(cache)
+    ours = _archive(cache)
+    from py4jni import _cds, helper_jar_path
+    key = _cds.archive_key(helper_jar_path(), TEMURIN_25)
+    shutil.copy(ours, os.path.join(cache, "py4jni", os.path.basename(ours).replace(
+        os.path.basename(ours).split(".")[0], f"py4jni-{key}")))
+    assert _archive(cache, TEMURIN_25, wait=0)
+    r = _run(cache, args=f"libjvm={TEMURIN_25!r}")
+    assert "cds" not in (r.stdout + r.stderr).lower()
