@@ -106,6 +106,15 @@ static void gate_close(void)
     Py_END_ALLOW_THREADS
 }
 
+/* A forked child has none of the parent's Java threads: none of them is entering, and
+ * gate_close must not wait for one that was at the fork. */
+static void gate_after_fork(void)
+{
+    __atomic_store_n(&gate_entering, 0, __ATOMIC_SEQ_CST);
+    pthread_mutex_init(&gate_lock, NULL);
+    pthread_cond_init(&gate_drained, NULL);
+}
+
 /* ---------------------------------------------------------------------- GIL */
 
 /* Threads Python never saw (Java's own threads, the Cleaner) keep the thread state
@@ -713,6 +722,10 @@ int p4j_callbacks_init(PyObject *module)
         !(str_implements = PyUnicode_InternFromString("implements")))
         return -1;
     tstate_key_ok = pthread_key_create(&tstate_key, tstate_gone) == 0;
+    if (pthread_atfork(NULL, NULL, gate_after_fork) != 0) {
+        PyErr_SetString(PyExc_OSError, "py4jni: pthread_atfork failed");
+        return -1;
+    }
     p4j_cb_install(&hooks);
     p4j_jvm_on_java_exit(on_java_exit);
     /* Stop callbacks before the interpreter tears down (Java threads may outlive it). */

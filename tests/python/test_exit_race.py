@@ -74,3 +74,28 @@ def test_exit_while_java_threads_enter_python(kind, tmp_path):
     crash report; callbacks refused at exit end the Java threads' loops."""
     failures = _run_children(kind, tmp_path)
     assert not failures, f"{len(failures)} of {RUNS} runs failed:\n" + "\n".join(failures[:3])
+
+
+def test_forked_child_exits_while_parent_threads_were_entering(tmp_path):
+    """A child forked while Java threads of the parent were entering Python (they wait
+    for the GIL the forking thread holds) exits normally: its exit does not wait for
+    those threads, which the child does not have."""
+    code = CHILD.split("B = gw.jvm")[0].replace('sys.argv[2] == "callbacks"', "True") + """\
+import time
+pid = os.fork()
+if pid == 0:
+    sys.exit(0)  # a normal exit: the atexit handlers run
+deadline = time.monotonic() + 60
+while not os.waitpid(pid, os.WNOHANG)[0] and time.monotonic() < deadline:
+    time.sleep(0.05)
+if time.monotonic() >= deadline:
+    os.kill(pid, 9)
+    print("child hung at exit", flush=True)
+else:
+    print("child exited", flush=True)
+"""
+    env = dict(os.environ, P4J_FIXTURES_JAR=fixtures_jar())
+    for _ in range(3):
+        r = subprocess.run([sys.executable, "-c", code, str(tmp_path), "callbacks"],
+                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+        assert r.returncode == 0 and "child exited" in r.stdout, (r.stdout, r.stderr[-2000:])
