@@ -39,7 +39,7 @@ if [ $# -eq 0 ]; then
 fi
 status=0
 cd "$root"
-env LD_PRELOAD="$libasan" PYTHONMALLOC=malloc \
+env LD_PRELOAD="$libasan" PYTHONMALLOC=malloc P4J_EXIT_STRESS_RUNS="${P4J_EXIT_STRESS_RUNS:-2}" \
     ASAN_OPTIONS="handle_segv=0:allow_user_segv_handler=1:detect_leaks=0:halt_on_error=1:log_path=$reports/asan" \
     UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$reports/ubsan" \
     PYTHONPATH="$build/python" P4J_FIXTURES_JAR="$build/tests/py4jni-test-fixtures.jar" \

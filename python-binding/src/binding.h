@@ -217,9 +217,18 @@ int p4j_base_here(void);
  * 0 or -1 with an exception. */
 int p4j_atexit_register(PyMethodDef *def);
 
-/* True once the interpreter is exiting (callbacks.c's atexit hook ran, or it is
- * finalizing): code on Java threads must not take the GIL then. */
-int p4j_python_gone(void);
+/* How a Java thread holds the GIL between p4j_python_enter and p4j_python_leave. */
+typedef struct p4j_gil {
+    PyGILState_STATE st;
+    int kept; /* this entry made the thread's kept thread state */
+} p4j_gil;
+
+/* The only way code on a Java thread enters Python (callbacks.c): takes the GIL and
+ * returns 0, or returns -1 without touching Python once the interpreter is exiting. */
+int p4j_python_enter(p4j_gil *g);
+
+/* Releases the GIL p4j_python_enter took. */
+void p4j_python_leave(p4j_gil *g);
 
 /* Installs the callback hooks and adds callbacks.c / natives.c functions. 0 or -1. */
 int p4j_callbacks_init(PyObject *module);

@@ -25,12 +25,12 @@ typedef struct held_buffer {
 static void held_release(void *ctx)
 {
     held_buffer *h = ctx;
-    if (p4j_python_gone())
+    p4j_gil g;
+    if (p4j_python_enter(&g) < 0)
         return; /* the exiting interpreter frees its objects */
-    PyGILState_STATE st = PyGILState_Ensure();
     PyBuffer_Release(&h->view);
     PyMem_RawFree(h);
-    PyGILState_Release(st);
+    p4j_python_leave(&g);
 }
 
 /* The in-process client of `clo`, or NULL with an exception. */

@@ -12,7 +12,8 @@
  * Threads: a callback runs on the Java thread that calls it and takes the GIL with
  * PyGILState_Ensure (Python threads that called Java released it; threads Java created
  * get a thread state for the call). Once the interpreter starts exiting, callbacks
- * throw in Java and releases leave the objects to the exiting interpreter.
+ * throw in Java and releases leave the objects to the exiting interpreter: every entry
+ * from Java goes through the gate below, which the atexit handler closes.
  */
 #include <pthread.h>
 #include <string.h>
@@ -36,20 +37,82 @@ static PyObject *str_Java, *str_implements;
 static PyObject **method_names;    /* interned names by p4j_cb_method id */
 static size_t method_names_cap;
 static PyObject *error_payload;    /* py4jni.callbacks._error_payload, imported lazily */
-static volatile int python_exiting;
 static p4j_pyhandle *entry_handle; /* the Python entry point set through this module */
 
 #define PY4J_PROXY_PREFIX "An exception was raised by the Python Proxy. Return Message: "
 
-static int python_gone(void)
+/* ---------------------------------------------------------------------- gate */
+
+/* Java threads enter Python only through the gate (p4j_python_enter, tstate_gone),
+ * which mod_callbacks_exit closes at interpreter exit. A flag checked before
+ * PyGILState_Ensure is not enough: a thread that passed the check can be descheduled
+ * until Py_FinalizeEx has torn the interpreter down, and PyGILState_Ensure then uses
+ * freed state (the Cleaner releasing a buffer crashed so). So a thread counts itself
+ * in gate_entering from before its check until it holds the GIL, and gate_close, which
+ * runs as an atexit handler (GIL held, interpreter intact), closes the gate and then
+ * waits, with the GIL released, until that count is zero. After gate_close no Java
+ * thread is between the check and the GIL, and none passes the check again; a thread
+ * already running a callback is left like a Python daemon thread. Sequentially
+ * consistent atomics: either the closer sees a thread's count or the thread sees the
+ * gate closed. */
+static int gate_closed;                /* atomic */
+static int gate_entering;              /* atomic: threads between the check and the GIL */
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER; /* for gate_drained */
+static pthread_cond_t gate_drained = PTHREAD_COND_INITIALIZER;
+
+static int py_finalizing(void)
 {
-    if (__atomic_load_n(&python_exiting, __ATOMIC_ACQUIRE))
-        return 1;
 #if PY_VERSION_HEX >= 0x030D0000
     return Py_IsFinalizing();
 #else
     return _Py_IsFinalizing();
 #endif
+}
+
+/* The calling thread no longer enters (it holds the GIL, or was refused). */
+static void gate_done(void)
+{
+    if (__atomic_sub_fetch(&gate_entering, 1, __ATOMIC_SEQ_CST) == 0 &&
+        __atomic_load_n(&gate_closed, __ATOMIC_SEQ_CST)) {
+        pthread_mutex_lock(&gate_lock);
+        pthread_cond_broadcast(&gate_drained);
+        pthread_mutex_unlock(&gate_lock);
+    }
+}
+
+/* 0: the caller may take the GIL, then calls gate_done; -1: Python is exiting. */
+static int gate_pass(void)
+{
+    __atomic_add_fetch(&gate_entering, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&gate_closed, __ATOMIC_SEQ_CST) || py_finalizing()) {
+        gate_done();
+        return -1;
+    }
+    return 0;
+}
+
+/* Closes the gate and waits until the threads that passed it hold the GIL and have
+ * left the count. GIL held (released while waiting). */
+static void gate_close(void)
+{
+    __atomic_store_n(&gate_closed, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&gate_entering, __ATOMIC_SEQ_CST) == 0)
+        return;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&gate_lock);
+    while (__atomic_load_n(&gate_entering, __ATOMIC_SEQ_CST) > 0)
+        pthread_cond_wait(&gate_drained, &gate_lock);
+    pthread_mutex_unlock(&gate_lock);
+    Py_END_ALLOW_THREADS
+}
+
+/* A forked child has none of the parent's Java threads: none of them is entering, and
+ * gate_close must not wait for one that was at the fork. */
+static void gate_after_fork(void)
+{
+    __atomic_store_n(&gate_entering, 0, __ATOMIC_SEQ_CST);
+    pthread_mutex_init(&gate_lock, NULL);
+    pthread_cond_init(&gate_drained, NULL);
 }
 
 /* ---------------------------------------------------------------------- GIL */
@@ -63,31 +126,36 @@ static int tstate_key_ok;
 
 static void tstate_gone(void *p)
 {
-    if (python_gone())
+    if (gate_pass() < 0)
         return; /* the exiting interpreter frees its thread states */
     PyEval_RestoreThread((PyThreadState *)p);
+    gate_done();
     PyThreadState_Clear((PyThreadState *)p);
     PyThreadState_DeleteCurrent();
 }
 
-/* Takes the GIL; returns 1 when this call made the thread's kept thread state. */
-static int gil_enter(PyGILState_STATE *st)
+int p4j_python_enter(p4j_gil *g)
 {
-    if (tstate_key_ok && PyGILState_GetThisThreadState() == NULL) {
+    if (gate_pass() < 0)
+        return -1;
+    g->st = PyGILState_UNLOCKED;
+    g->kept = tstate_key_ok && PyGILState_GetThisThreadState() == NULL;
+    if (g->kept) {
         PyGILState_Ensure(); /* never released: the state stays for the thread's life */
         pthread_setspecific(tstate_key, PyThreadState_Get());
-        return 1;
+    } else {
+        g->st = PyGILState_Ensure();
     }
-    *st = PyGILState_Ensure();
+    gate_done();
     return 0;
 }
 
-static void gil_leave(int first, PyGILState_STATE st)
+void p4j_python_leave(p4j_gil *g)
 {
-    if (first)
+    if (g->kept)
         PyEval_SaveThread(); /* releases the GIL, keeps the thread state */
     else
-        PyGILState_Release(st);
+        PyGILState_Release(g->st);
 }
 
 /* ------------------------------------------------------------------ handles */
@@ -134,22 +202,20 @@ static void handle_unref(p4j_pyhandle *h)
 
 static void hook_retain(void *target)
 {
-    if (python_gone())
+    p4j_gil g;
+    if (p4j_python_enter(&g) < 0)
         return;
-    PyGILState_STATE g = PyGILState_UNLOCKED;
-    int first = gil_enter(&g);
     ((p4j_pyhandle *)target)->refs++;
-    gil_leave(first, g);
+    p4j_python_leave(&g);
 }
 
 static void hook_release(void *target)
 {
-    if (python_gone())
+    p4j_gil g;
+    if (p4j_python_enter(&g) < 0)
         return; /* the exiting interpreter owns what is left */
-    PyGILState_STATE g = PyGILState_UNLOCKED;
-    int first = gil_enter(&g);
     handle_unref(target);
-    gil_leave(first, g);
+    p4j_python_leave(&g);
 }
 
 /* ------------------------------------------------------------------ invoke */
@@ -385,14 +451,13 @@ done:
 static p4j_status hook_invoke(void *target, const p4j_cb_method *m, p4j_value *args,
                               size_t nargs, p4j_cb_call *call, p4j_error *err)
 {
-    if (python_gone())
+    p4j_gil g;
+    if (p4j_python_enter(&g) < 0)
         return p4j_error_set(err, P4J_ERR_CLOSED,
                              "py4jni: cannot call Python %s: the Python interpreter is exiting",
                              m->name);
-    PyGILState_STATE g = PyGILState_UNLOCKED;
-    int first = gil_enter(&g);
     p4j_status st = invoke_locked(target, m, args, nargs, call, err);
-    gil_leave(first, g);
+    p4j_python_leave(&g);
     return st;
 }
 
@@ -589,8 +654,8 @@ static PyObject *mod_callbacks_exit(PyObject *mod, PyObject *unused)
     (void)mod; (void)unused;
     if (__atomic_load_n(&java_exiting, __ATOMIC_ACQUIRE))
         Py_RETURN_NONE; /* Java's other shutdown hooks may still call Python */
-    __atomic_store_n(&python_exiting, 1, __ATOMIC_RELEASE);
     p4j_cb_disable();
+    gate_close();
     Py_RETURN_NONE;
 }
 
@@ -600,10 +665,9 @@ static PyObject *mod_callbacks_exit(PyObject *mod, PyObject *unused)
  * of Python's finalisation. */
 static void on_java_exit(void)
 {
-    if (python_gone())
+    p4j_gil g;
+    if (p4j_python_enter(&g) < 0)
         return;
-    PyGILState_STATE g = PyGILState_UNLOCKED;
-    int first = gil_enter(&g);
     __atomic_store_n(&java_exiting, 1, __ATOMIC_RELEASE);
     PyObject *atexit = PyImport_ImportModule("atexit");
     PyObject *r = atexit ? PyObject_CallMethod(atexit, "_run_exitfuncs", NULL) : NULL;
@@ -618,7 +682,7 @@ static void on_java_exit(void)
         Py_XDECREF(fr);
         PyErr_Clear();
     }
-    gil_leave(first, g);
+    p4j_python_leave(&g);
 }
 
 static PyMethodDef exit_def = {"_callbacks_exit", mod_callbacks_exit, METH_NOARGS,
@@ -658,6 +722,10 @@ int p4j_callbacks_init(PyObject *module)
         !(str_implements = PyUnicode_InternFromString("implements")))
         return -1;
     tstate_key_ok = pthread_key_create(&tstate_key, tstate_gone) == 0;
+    if (pthread_atfork(NULL, NULL, gate_after_fork) != 0) {
+        PyErr_SetString(PyExc_OSError, "py4jni: pthread_atfork failed");
+        return -1;
+    }
     p4j_cb_install(&hooks);
     p4j_jvm_on_java_exit(on_java_exit);
     /* Stop callbacks before the interpreter tears down (Java threads may outlive it). */
@@ -677,8 +745,3 @@ int p4j_atexit_register(PyMethodDef *def)
     return 0;
 }
 
-/* For buffers.c: true once the interpreter is exiting (Java must not enter Python). */
-int p4j_python_gone(void)
-{
-    return python_gone();
-}
