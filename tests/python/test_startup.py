@@ -65,6 +65,7 @@ def test_lazy_names_still_resolve() -> None:
 # ---- the class-data-sharing archive (py4jni/_cds.py) -------------------------------
 
 TEMURIN_25 = "/usr/lib/jvm/temurin-25-jdk-amd64/lib/server/libjvm.so"
+JDK_17 = "/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so"
 FIRST_CALL = ("from py4jni import JavaGateway\n"
               "gw = JavaGateway({args})\n"
               "assert gw.jvm.java.lang.Math.max(3, 4) == 4\n"
@@ -191,21 +192,26 @@ def test_corrupt_or_truncated_archive_is_ignored(tmp_path) -> None:
 
 
 def test_archive_of_another_jdk_is_ignored(tmp_path) -> None:
-    """JDK 17's archive under the name py4jni gives Temurin 25's: HotSpot rejects it
+    """The running JDK's archive under the name py4jni gives another JDK's (Temurin 25
+    when the default is JDK 17, JDK 17 when it is Temurin 25): HotSpot rejects it
     (another JVM build), silently, and the gateway works."""
     import os
     import shutil
 
     import pytest
-    if not os.path.exists(TEMURIN_25):
-        pytest.skip("Temurin 25 is not installed")
+
+    from py4jni import _cds, _py4jni, helper_jar_path
+    ours_jvm = os.path.realpath(_py4jni.find_libjvm(None))
+    other = next((j for j in (TEMURIN_25, JDK_17)
+                  if os.path.exists(j) and os.path.realpath(j) != ours_jvm), None)
+    if other is None:
+        pytest.skip(f"no JDK other than {ours_jvm} among {TEMURIN_25}, {JDK_17}")
     cache = str(tmp_path)
     _run(cache)
     ours = _archive(cache)
-    from py4jni import _cds, helper_jar_path
-    key = _cds.archive_key(helper_jar_path(), TEMURIN_25)
+    key = _cds.archive_key(helper_jar_path(), other)
     shutil.copy(ours, os.path.join(cache, "py4jni", os.path.basename(ours).replace(
         os.path.basename(ours).split(".")[0], f"py4jni-{key}")))
-    assert _archive(cache, TEMURIN_25, wait=0)
-    r = _run(cache, args=f"libjvm={TEMURIN_25!r}")
+    assert _archive(cache, other, wait=0)
+    r = _run(cache, args=f"libjvm={other!r}")
     assert "cds" not in (r.stdout + r.stderr).lower()
