@@ -111,4 +111,8 @@ void p4j_value_clear(p4j_value *v);
 int p4j_value_set_string(p4j_value *v, p4j_kind kind, const void *data, size_t len,
                          p4j_enc enc);
 
+/* Returns the double that Java's Float.toString(f) prints (shortest text that reads
+ * back as f), as Python users expect of a Java float. */
+double p4j_float_as_printed(float f);
+
 #endif /* P4J_VALUE_H */

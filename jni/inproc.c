@@ -1,10 +1,14 @@
 /* jni/inproc.c - the in-process transport: p4j_client_ops through JNI.
  *
- * Every entry point runs inside one pushed local frame popped on its single exit path.
- * Any thread may call (threads attach as daemons in p4j_jvm_env).
+ * The hot entry points (call, construct, field get/set) push no local frame: they
+ * delete the local references they create one by one (hot_enter). The others run
+ * inside one frame (p4j_inproc_enter) popped on their single exit path
+ * (p4j_inproc_leave). Any thread may call (threads attach as daemons in p4j_jvm_env).
  */
 #include "inproc.h"
 
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -500,8 +504,20 @@ static void inproc_destroy(p4j_client *c)
     free(ic);
 }
 
+/* In-process refs are JNI global refs: the id text is the handle's address in hex. */
+static void inproc_ref_id(p4j_client *c, const p4j_ref *ref, char *buf, size_t cap)
+{
+    (void)c;
+    if (ref->handle)
+        snprintf(buf, cap, "o%lx", (unsigned long)(uintptr_t)ref->handle);
+    else
+        snprintf(buf, cap, "null");
+}
+
 static const p4j_client_ops inproc_ops = {
     .name = "inproc",
+    .caps = P4J_CAP_SHARED_REFS | P4J_CAP_CLASS_ARG | P4J_CAP_CALLBACKS | P4J_CAP_NATIVES |
+            P4J_CAP_BUFFERS,
     .call = inproc_call,
     .construct = inproc_construct,
     .field_get = inproc_field_get,
@@ -518,6 +534,7 @@ static const p4j_client_ops inproc_ops = {
     .dup = inproc_dup,
     .shutdown = inproc_shutdown,
     .destroy = inproc_destroy,
+    .ref_id = inproc_ref_id,
     /* bulk operations for collections and arrays (inproc_bulk.h) */
     .cursor_open = p4j_inproc_cursor_open,
     .cursor_next = p4j_inproc_cursor_next,

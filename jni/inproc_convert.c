@@ -16,19 +16,6 @@ p4j_status p4j_proxy_value_refused(p4j_error *err)
                          "(in-process, Python proxies arrive as the Java objects of their proxies)");
 }
 
-double p4j_float_as_printed(float f)
-{
-    if (!isfinite(f) || f == 0.0f)
-        return (double)f;
-    char buf[32];
-    for (int digits = 1; digits <= 9; digits++) { /* shortest text that reads back as f */
-        snprintf(buf, sizeof buf, "%.*g", digits, (double)f);
-        if (strtof(buf, NULL) == f)
-            return strtod(buf, NULL);
-    }
-    return (double)f;
-}
-
 static p4j_status overflow(p4j_error *err, const p4j_value *v, const char *type)
 {
     return p4j_error_set(err, P4J_ERR_BRIDGE,

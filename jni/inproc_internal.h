@@ -152,8 +152,8 @@ p4j_rconv p4j_rconv_of(const char *desc);
 /* P4J_ERROR with err set when `n` bytes exceed a Java array (2^31 - 1); else P4J_OK. */
 p4j_status p4j_check_length(size_t n, p4j_error *err);
 
-/* Returns the double that Float.toString(f) prints, as Python users expect. */
-double p4j_float_as_printed(float f);
+/* Returns true when `c` is an in-process client. */
+bool p4j_client_is_inproc(const p4j_client *c);
 
 /* Entry of a non-hot in-process operation: checks the client, resets `out` (may be
  * NULL) and returns the thread's env inside a new local frame of `capacity`; NULL

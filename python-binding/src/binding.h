@@ -25,6 +25,12 @@ typedef struct ClientObject {
                           JavaObject(id, client) in get_return_value finds it), or NULL */
 } ClientObject;
 
+/* True when the client's transport has capability `cap` (P4J_CAP_*, bridge/client.h). */
+static inline bool p4j_has_cap(const ClientObject *cl, unsigned cap)
+{
+    return (cl->c->ops->caps & cap) != 0;
+}
+
 typedef struct JavaObject {
     PyObject_HEAD
     ClientObject *client;

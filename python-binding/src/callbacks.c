@@ -1,5 +1,5 @@
 /* python-binding/src/callbacks.c - Python objects Java calls (the hooks of
- * jni/callbacks.h): py4j-style proxies, the Python entry point, and the dispatch that
+ * jni/include/callbacks.h): py4j-style proxies, the Python entry point, and the dispatch that
  * Python-implemented natives (natives.c) share.
  *
  * A handle (p4j_pyhandle) holds one Python object for Java. Its count says how many
@@ -19,7 +19,6 @@
 
 #include "binding.h"
 #include "callbacks.h"
-#include "inproc.h"
 #include "jvm.h"
 
 typedef struct p4j_pyhandle {
@@ -468,7 +467,7 @@ static int proxy_make(ClientObject *cl, PyObject *o, PyObject *key, p4j_pyhandle
 int p4j_proxy_for(ClientObject *cl, PyObject *o, PyObject **out)
 {
     *out = NULL;
-    if (!str_Java || !_PyType_Lookup(Py_TYPE(o), str_Java) || !p4j_client_is_inproc(cl->c))
+    if (!str_Java || !_PyType_Lookup(Py_TYPE(o), str_Java) || !p4j_has_cap(cl, P4J_CAP_CALLBACKS))
         return 0;
     if (p4j_check_open(cl) < 0)
         return -1;
@@ -510,7 +509,7 @@ int p4j_proxy_for(ClientObject *cl, PyObject *o, PyObject **out)
 
 PyObject *p4j_proxy_unwrap(ClientObject *cl, p4j_value *v)
 {
-    if (!v->ref.cls || !p4j_client_is_inproc(cl->c))
+    if (!v->ref.cls || !p4j_has_cap(cl, P4J_CAP_CALLBACKS))
         return NULL;
     p4j_pyhandle *h = p4j_cb_proxy_target(&v->ref);
     if (!h)
@@ -530,7 +529,7 @@ static int client_arg(PyObject *o, ClientObject **cl)
         return -1;
     }
     *cl = (ClientObject *)o;
-    if (!p4j_client_is_inproc((*cl)->c)) {
+    if (!p4j_has_cap(*cl, P4J_CAP_CALLBACKS)) {
         PyErr_SetString(p4j_reg.Py4JError,
                         "py4jni: this needs the in-process gateway (socket-mode callbacks go "
                         "through py4j's callback server)");

@@ -7,9 +7,8 @@
 #include <string.h>
 
 #include "binding.h"
-#include "inproc.h"
 #include "jvm.h"
-#include "socket_client.h"
+#include "transport.h"
 
 /* Runs a transport operation with the GIL released; expands to a p4j_status. */
 #define P4J_RUN(st, expr)           \
@@ -439,13 +438,15 @@ static PyObject *mod_inproc_client(PyObject *mod, PyObject *args, PyObject *kw)
             return NULL;
         }
     }
-    p4j_jvm_options o = {.libjvm_path = libjvm, .helper_jar = jar, .classpath = classpath,
-                         .options = opts, .noptions = (size_t)n, .check_jni = check_jni,
-                         .keep_signals = keep_signals};
+    p4jpy_transport_spec spec = {
+        .kind = P4JPY_TRANSPORT_INPROC,
+        .jvm = {.libjvm_path = libjvm, .helper_jar = jar, .classpath = classpath,
+                .options = opts, .noptions = (size_t)n, .check_jni = check_jni,
+                .keep_signals = keep_signals}};
     p4j_client *c = NULL;
     p4j_error err = {0};
     p4j_status st;
-    P4J_RUN(st, p4j_inproc_client_new(&o, &c, &err));
+    P4J_RUN(st, p4jpy_transport_new(&spec, &c, &err));
     PyMem_Free(opts);
     Py_DECREF(seq);
     if (st != P4J_OK) {
@@ -475,7 +476,10 @@ static PyObject *mod_socket_client(PyObject *mod, PyObject *args, PyObject *kw)
     p4j_client *c = NULL;
     p4j_error err = {0};
     p4j_status st;
-    P4J_RUN(st, p4j_socket_client_new(address, port, token, timeout, &c, &err));
+    p4jpy_transport_spec spec = {.kind = P4JPY_TRANSPORT_SOCKET, .address = address,
+                                 .port = port, .auth_token = token,
+                                 .read_timeout_s = timeout};
+    P4J_RUN(st, p4jpy_transport_new(&spec, &c, &err));
     if (st != P4J_OK) {
         PyObject *type = err.kind == P4J_ERR_NETWORK ? p4j_reg.Py4JNetworkError : p4j_reg.Py4JError;
         PyErr_SetString(type ? type : PyExc_RuntimeError,
@@ -494,13 +498,13 @@ static PyObject *mod_object_ref(PyObject *mod, PyObject *args)
     if (!PyArg_ParseTuple(args, "O!s:object_ref", &ClientType, &client, &id))
         return NULL;
     ClientObject *cl = (ClientObject *)client;
-    if (p4j_client_is_inproc(cl->c)) {
+    if (!cl->c->ops->ref_from_id) {
         PyErr_SetString(PyExc_ValueError, "object_ref names socket-mode object ids only");
         return NULL;
     }
     p4j_ref ref;
     p4j_error err = {0};
-    if (p4j_socket_ref_new(id, false, &ref, &err) != P4J_OK)
+    if (cl->c->ops->ref_from_id(cl->c, id, &ref, &err) != P4J_OK)
         return p4j_raise(cl, &err, NULL);
     return p4j_wrap_ref(cl, P4J_REF, &ref);
 }
@@ -513,13 +517,13 @@ static PyObject *mod_shutdown_server(PyObject *mod, PyObject *arg)
         return NULL;
     }
     ClientObject *cl = (ClientObject *)arg;
-    if (p4j_client_is_inproc(cl->c)) {
+    if (!cl->c->ops->shutdown_server) {
         PyErr_SetString(PyExc_ValueError, "shutdown_server is for socket clients");
         return NULL;
     }
     p4j_error err = {0};
     p4j_status st;
-    P4J_RUN(st, p4j_socket_client_shutdown_server(cl->c, &err));
+    P4J_RUN(st, cl->c->ops->shutdown_server(cl->c, &err));
     if (st != P4J_OK)
         return p4j_raise(cl, &err, NULL);
     Py_RETURN_NONE;

@@ -1,4 +1,6 @@
-/* python-binding/src/objects.c - JavaObject, JavaClass and JavaMember.
+/* python-binding/src/objects.c - JavaObject, JavaClass, JavaMember and Namespace (the
+ * base of the Python name spaces such as JavaGateway and JVMView: names cached in the
+ * instance are read at C speed, a miss calls self._resolve(name)).
  *
  * Any attribute of a JavaObject that its Python type does not define is a JavaMember
  * (py4j's rule); calling it converts the arguments, releases the GIL around one
