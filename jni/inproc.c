@@ -339,14 +339,14 @@ static p4j_status inproc_static_member(p4j_client *c, const p4j_ref *cls, const 
                                             (jclass)cls->handle, jname);
     if ((*env)->ExceptionCheck(env))
         return p4j_inproc_leave(env, p4j_jvm_capture_exception(env, err));
-    switch (kind) {
-    case 1:
+    switch ((p4j_static_kind)kind) {
+    case P4J_STATIC_FIELD:
         (*env)->PopLocalFrame(env, NULL);
         return inproc_field_get(c, cls, P4J_CALL_STATIC, name, out, err);
-    case 2:
+    case P4J_STATIC_METHOD:
         out->kind = P4J_METHOD;
         return p4j_inproc_leave(env, P4J_OK);
-    case 3: {
+    case P4J_STATIC_CLASS: {
         jclass nested = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge,
                                                        p4j_jc.Bridge_nestedClass,
                                                        (jclass)cls->handle, jname);
@@ -356,6 +356,7 @@ static p4j_status inproc_static_member(p4j_client *c, const p4j_ref *cls, const 
             return p4j_inproc_leave(env, p4j_error_set(err, P4J_ERR_BRIDGE, "no nested class %s", name));
         return p4j_inproc_leave(env, class_value(env, nested, out, err));
     }
+    case P4J_STATIC_NONE:
     default:
         return p4j_inproc_leave(env, p4j_error_set(err, P4J_ERR_BRIDGE,
                                         "py4jni: no public static member %s", name));

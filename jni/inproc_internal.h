@@ -53,6 +53,15 @@ typedef enum p4j_rconv {
     RCONV_OBJECT, /* anything else: classify by runtime class    */
 } p4j_rconv;
 
+/* What a name is on a class, as org.py4jni.Bridge.staticMemberKind answers (its
+ * MEMBER_* constants; tests/python/test_source_layout.py checks that the two agree). */
+typedef enum p4j_static_kind {
+    P4J_STATIC_NONE = 0,   /* no public static member of that name */
+    P4J_STATIC_FIELD = 1,  /* a public static field                */
+    P4J_STATIC_METHOD = 2, /* one or more public static methods     */
+    P4J_STATIC_CLASS = 3,  /* a public member class                 */
+} p4j_static_kind;
+
 typedef enum p4j_member_kind { MEMBER_METHOD, MEMBER_STATIC, MEMBER_CTOR, MEMBER_FIELD,
                                MEMBER_STATIC_FIELD } p4j_member_kind;
 
