@@ -185,41 +185,17 @@ static void JNICALL java_release(JNIEnv *env, jclass unused, jlong handle);
 
 static p4j_status init_locked(JNIEnv *env, p4j_error *err)
 {
-    jclass local;
-#define CB_CLASS_RESOLVE(field, name)                                                  \
-    local = (*env)->FindClass(env, name);                                              \
-    if (!local) {                                                                      \
-        (*env)->ExceptionClear(env);                                                   \
-        return p4j_error_set(err, P4J_ERR_BRIDGE,                                      \
-                             "py4jni callbacks: class %s not found (helper jar out "   \
-                             "of date?)", name);                                       \
-    }                                                                                  \
-    cb.field = (jclass)(*env)->NewGlobalRef(env, local); /* process-lifetime */         \
-    (*env)->DeleteLocalRef(env, local);
-    CB_CLASS_TABLE(CB_CLASS_RESOLVE)
-#undef CB_CLASS_RESOLVE
-
-#define CB_METHOD_RESOLVE(field, cls, st, name, sig)                                        \
-    cb.field = (st) ? (*env)->GetStaticMethodID(env, cb.cls, name, sig)                     \
-                    : (*env)->GetMethodID(env, cb.cls, name, sig);                          \
-    if (!cb.field) {                                                                        \
-        (*env)->ExceptionClear(env);                                                        \
-        return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni callbacks: method %s.%s%s not "   \
-                             "found (helper jar out of date?)", #cls, name, sig);           \
-    }
-    CB_METHOD_TABLE(CB_METHOD_RESOLVE)
-#undef CB_METHOD_RESOLVE
-
-#define CB_FIELD_RESOLVE(field, cls, st, name, sig)                                         \
-    cb.field = (st) ? (*env)->GetStaticFieldID(env, cb.cls, name, sig)                      \
-                    : (*env)->GetFieldID(env, cb.cls, name, sig);                           \
-    if (!cb.field) {                                                                        \
-        (*env)->ExceptionClear(env);                                                        \
-        return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni callbacks: field %s.%s not "      \
-                             "found (helper jar out of date?)", #cls, name);                \
-    }
-    CB_FIELD_TABLE(CB_FIELD_RESOLVE)
-#undef CB_FIELD_RESOLVE
+#define CB_CLASS_ROW(field, bin) P4J_CLASS_ROW(cb, field, bin)
+#define CB_METHOD_ROW(field, c, st, nm, sg) P4J_METHOD_ROW(cb, field, c, st, nm, sg)
+#define CB_FIELD_ROW(field, c, st, nm, sg) P4J_FIELD_ROW(cb, field, c, st, nm, sg)
+    static const p4j_row rows[] = {CB_CLASS_TABLE(CB_CLASS_ROW) CB_METHOD_TABLE(CB_METHOD_ROW)
+                                       CB_FIELD_TABLE(CB_FIELD_ROW)};
+#undef CB_CLASS_ROW
+#undef CB_METHOD_ROW
+#undef CB_FIELD_ROW
+    if (p4j_rows_resolve(env, rows, sizeof rows / sizeof *rows, "py4jni callbacks", err) !=
+        P4J_OK)
+        return P4J_ERROR;
 
 #define CB_BOX_RESOLVE(letter, Cls, member, Name, desc)                               \
     boxes[letter].cls = p4j_jc.Cls;                                                     \
@@ -237,13 +213,13 @@ static p4j_status init_locked(JNIEnv *env, p4j_error *err)
     jobject nm = (*env)->GetStaticObjectField(env, cb.PythonMethod, cb.pmNoMethod);
     if (p4j_jvm_failed(env, err))
         return P4J_ERROR;
-    cb.no_method = (*env)->NewGlobalRef(env, nm);
+    cb.no_method = p4j_jvm_global_new(env, nm);
     for (int i = 0; i < 256; i++) { /* Integer.valueOf's cache: Java's == holds for them */
         jobject box = (*env)->CallStaticObjectMethod(env, p4j_jc.Integer, p4j_jc.Integer_valueOf,
                                                      (jint)(i - 128));
         if (p4j_jvm_failed(env, err))
             return P4J_ERROR;
-        small_ints[i] = (*env)->NewGlobalRef(env, box);
+        small_ints[i] = p4j_jvm_global_new(env, box);
         (*env)->DeleteLocalRef(env, box);
     }
     for (int i = 0; i < 2; i++) {
@@ -251,7 +227,7 @@ static p4j_status init_locked(JNIEnv *env, p4j_error *err)
                                                      (jboolean)i);
         if (p4j_jvm_failed(env, err))
             return P4J_ERROR;
-        booleans[i] = (*env)->NewGlobalRef(env, box);
+        booleans[i] = p4j_jvm_global_new(env, box);
         (*env)->DeleteLocalRef(env, box);
     }
     (*env)->DeleteLocalRef(env, nm);
@@ -353,7 +329,7 @@ static p4j_cb_method *method_build(JNIEnv *env, jobject pm, int32_t id, p4j_erro
     if (!(m->ret_desc = strdup(p)))
         goto oom;
     if ((m->ret == 'L' || m->ret == '[') && ret && strcmp(p, "Ljava/lang/Object;") != 0)
-        m->ret_cls = (jclass)(*env)->NewGlobalRef(env, ret); /* lives with the entry */
+        m->ret_cls = (jclass)p4j_jvm_global_new(env, ret); /* lives with the entry */
     if (m->ret == 'L' || m->ret == '[')
         for (size_t k = 0; KEYS[k]; k++)
             m->ret_conv[k] = (uint8_t)p4j_conv_for(m->ret_desc, KEYS[k]);
@@ -395,7 +371,7 @@ const p4j_cb_method *p4j_cb_method_of(JNIEnv *env, jobject pm, p4j_error *err)
     p4j_cb_method *raced = now != m ? now : NULL;
     if (raced) { /* another thread built it first: keep one */
         if (m->ret_cls)
-            (*env)->DeleteGlobalRef(env, m->ret_cls);
+            p4j_jvm_global_delete(env, m->ret_cls);
         method_free(m);
         m = raced;
     }
