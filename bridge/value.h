@@ -55,7 +55,7 @@ typedef enum p4j_enc {
 /* A reference to a Java object, owned by the transport that made it.
  * In-process `handle` is a JNI global reference; in socket mode it is the
  * NUL-terminated object id (malloc'd). `cls` is a transport cache slot
- * (in-process: the p4j_class of the object, filled on first call). */
+ * (in-process: the p4jj_class of the object, filled on first call). */
 typedef struct p4j_ref {
     void *handle;
     void *cls;

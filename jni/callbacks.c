@@ -87,7 +87,7 @@ static struct {
 
 typedef struct cb_box {
     jclass cls;        /* global (p4j_jc's) */
-    p4j_class *pc;     /* the transport's class entry */
+    p4jj_class *pc;     /* the transport's class entry */
     jfieldID value;    /* the private `value` field */
 } cb_box;
 
@@ -205,7 +205,7 @@ static p4j_status init_locked(JNIEnv *env, p4j_error *err)
         return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni callbacks: no %s.value",      \
                              #Cls);                                                     \
     }                                                                                   \
-    if (!(boxes[letter].pc = p4j_class_get(env, p4j_jc.Cls, err)))                      \
+    if (!(boxes[letter].pc = p4jj_class_get(env, p4j_jc.Cls, err)))                      \
         return P4J_ERROR;
     CB_BOX_TABLE(CB_BOX_RESOLVE)
 #undef CB_BOX_RESOLVE
@@ -383,18 +383,18 @@ const p4j_cb_method *p4j_cb_method_of(JNIEnv *env, jobject pm, p4j_error *err)
 enum { CLASS_UNKNOWN = 0, CLASS_PLAIN = 1, CLASS_PROXY = 2 };
 
 /* The state lives in the class's cb_state byte (a cache: benign races). */
-static int class_state_get(const p4j_class *pc)
+static int class_state_get(const p4jj_class *pc)
 {
     return __atomic_load_n(&pc->cb_state, __ATOMIC_ACQUIRE);
 }
 
-static void class_state_set(const p4j_class *pc, int state)
+static void class_state_set(const p4jj_class *pc, int state)
 {
-    __atomic_store_n(&((p4j_class *)pc)->cb_state, (uint8_t)state, __ATOMIC_RELEASE);
+    __atomic_store_n(&((p4jj_class *)pc)->cb_state, (uint8_t)state, __ATOMIC_RELEASE);
 }
 
 /* The target behind object `obj` of class `pc`, or NULL. */
-static void *target_of(JNIEnv *env, jobject obj, const p4j_class *pc)
+static void *target_of(JNIEnv *env, jobject obj, const p4jj_class *pc)
 {
     int state = class_state_get(pc);
     if (state == CLASS_PLAIN)
@@ -424,7 +424,7 @@ void *p4j_cb_proxy_target(const p4j_ref *ref)
 {
     if (!__atomic_load_n(&cb_is_ready, __ATOMIC_ACQUIRE) || !ref->handle || !ref->cls)
         return NULL; /* no proxy can exist before the machinery is ready */
-    const p4j_class *pc = ref->cls;
+    const p4jj_class *pc = ref->cls;
     if (class_state_get(pc) == CLASS_PLAIN)
         return NULL;
     p4j_error err = {0};
@@ -434,23 +434,23 @@ void *p4j_cb_proxy_target(const p4j_ref *ref)
 }
 
 /* The class of `obj`, through the per-parameter cache of `m` (slot `slot`). */
-static p4j_class *class_cached(JNIEnv *env, const p4j_cb_method *m, size_t slot, jobject obj,
+static p4jj_class *class_cached(JNIEnv *env, const p4j_cb_method *m, size_t slot, jobject obj,
                                p4j_error *err)
 {
     jclass cls = (*env)->GetObjectClass(env, obj);
     void **cache = (void **)&m->last_cls[slot]; /* a cache inside a shared entry */
-    p4j_class *last = __atomic_load_n((p4j_class **)cache, __ATOMIC_ACQUIRE);
-    p4j_class *pc = last && (*env)->IsSameObject(env, cls, last->cls) ? last
-                                                                      : p4j_class_get(env, cls, err);
+    p4jj_class *last = __atomic_load_n((p4jj_class **)cache, __ATOMIC_ACQUIRE);
+    p4jj_class *pc = last && (*env)->IsSameObject(env, cls, last->cls) ? last
+                                                                      : p4jj_class_get(env, cls, err);
     if (m->nparams >= CB_FEW_ARGS) /* few arguments: the call's own 16 slots suffice */
         (*env)->DeleteLocalRef(env, cls);
     if (pc && pc != last)
-        __atomic_store_n((p4j_class **)cache, pc, __ATOMIC_RELEASE);
+        __atomic_store_n((p4jj_class **)cache, pc, __ATOMIC_RELEASE);
     return pc;
 }
 
 /* Reads box `obj` (of class `pc`) into `out`; false when pc is not a box class. */
-static bool box_read(JNIEnv *env, const p4j_class *pc, jobject obj, p4j_value *out)
+static bool box_read(JNIEnv *env, const p4jj_class *pc, jobject obj, p4j_value *out)
 {
     if (pc == boxes['I'].pc) {
         out->kind = P4J_INT;
@@ -486,7 +486,7 @@ static bool box_read(JNIEnv *env, const p4j_class *pc, jobject obj, p4j_value *o
 static p4j_status object_arg(JNIEnv *env, const p4j_cb_method *m, size_t slot, jobject obj,
                              p4j_value *out, p4j_error *err)
 {
-    p4j_class *pc = class_cached(env, m, slot, obj, err);
+    p4jj_class *pc = class_cached(env, m, slot, obj, err);
     if (!pc)
         return P4J_ERROR;
     if (box_read(env, pc, obj, out))
@@ -816,7 +816,7 @@ static p4j_status to_primitive(JNIEnv *env, char letter, const p4j_value *v, jva
     case 'C': {
         if (v->kind != P4J_STRING || v->u.s.len != 1)
             break;
-        p4j_member plan = {.nargs = 1};
+        p4jj_member plan = {.nargs = 1};
         plan.keys[0] = 's';
         plan.conv[0] = CONV_C;
         return p4j_args_to_java(env, &plan, v, out, err);
@@ -839,7 +839,7 @@ static p4j_status to_object(JNIEnv *env, const p4j_cb_method *m, const p4j_value
     out->l = NULL;
     if (v->kind == P4J_NULL || v->kind == P4J_VOID)
         return P4J_OK;
-    p4j_member plan = {.nargs = 1};
+    p4jj_member plan = {.nargs = 1};
     plan.keys[0] = p4j_arg_key(v);
     plan.conv[0] = m->ret_conv[key_index(plan.keys[0])];
     switch (plan.conv[0]) { /* the common boxes, made in place */
@@ -955,7 +955,7 @@ p4j_status p4j_cb_proxy_new(void *target, const char *const *ifaces, size_t n,
                                                    (jlong)(intptr_t)target, names, tname);
     if (p4j_jvm_failed(env, err))
         goto done;
-    p4j_class *pc = p4j_class_of(env, proxy, err);
+    p4jj_class *pc = p4jj_class_of(env, proxy, err);
     if (!pc)
         goto done;
     class_state_set(pc, CLASS_PROXY);

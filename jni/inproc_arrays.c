@@ -56,7 +56,7 @@ p4j_status p4j_inproc_array_info(p4j_client *c, const p4j_ref *arr, char *elem, 
     P4J_PRIM_TABLE(P4J_ARR_TEST)
 #undef P4J_ARR_TEST
     if (!*elem) {
-        p4j_class *pc = p4j_class_of(env, a, err);
+        p4jj_class *pc = p4jj_class_of(env, a, err);
         if (!pc)
             return p4j_inproc_leave(env, P4J_ERROR);
         if (pc->role != 't')

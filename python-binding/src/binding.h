@@ -26,7 +26,7 @@ typedef struct ClientObject {
 } ClientObject;
 
 /* True when the client's transport has capability `cap` (P4J_CAP_*, bridge/client.h). */
-static inline bool p4j_has_cap(const ClientObject *cl, unsigned cap)
+static inline bool p4jpy_has_cap(const ClientObject *cl, unsigned cap)
 {
     return (cl->c->ops->caps & cap) != 0;
 }
@@ -136,7 +136,7 @@ PyObject *p4j_wrap_class(ClientObject *cl, p4j_ref *ref, PyObject *fqn);
 void p4j_ref_id(ClientObject *cl, const p4j_ref *ref, char *buf, size_t cap);
 
 /* Returns a new JavaMember bound to `owner`. */
-PyObject *p4j_member_new(PyObject *owner, PyObject *name, unsigned flags);
+PyObject *p4jpy_member_new(PyObject *owner, PyObject *name, unsigned flags);
 
 /* Prepares objects.c's constants (interned names). 0, or -1 with an exception. */
 int p4j_objects_init(void);

@@ -40,7 +40,7 @@ static ClientObject *inproc_client_of(PyObject *clo, const char *what)
         return NULL;
     }
     ClientObject *cl = (ClientObject *)clo;
-    if (!p4j_has_cap(cl, P4J_CAP_BUFFERS)) {
+    if (!p4jpy_has_cap(cl, P4J_CAP_BUFFERS)) {
         PyErr_Format(p4j_reg.Py4JError, "py4jni: %s needs the in-process gateway (socket "
                      "mode: Java runs in another process and cannot see Python's memory)",
                      what);

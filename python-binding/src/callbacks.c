@@ -467,7 +467,7 @@ static int proxy_make(ClientObject *cl, PyObject *o, PyObject *key, p4j_pyhandle
 int p4j_proxy_for(ClientObject *cl, PyObject *o, PyObject **out)
 {
     *out = NULL;
-    if (!str_Java || !_PyType_Lookup(Py_TYPE(o), str_Java) || !p4j_has_cap(cl, P4J_CAP_CALLBACKS))
+    if (!str_Java || !_PyType_Lookup(Py_TYPE(o), str_Java) || !p4jpy_has_cap(cl, P4J_CAP_CALLBACKS))
         return 0;
     if (p4j_check_open(cl) < 0)
         return -1;
@@ -509,7 +509,7 @@ int p4j_proxy_for(ClientObject *cl, PyObject *o, PyObject **out)
 
 PyObject *p4j_proxy_unwrap(ClientObject *cl, p4j_value *v)
 {
-    if (!v->ref.cls || !p4j_has_cap(cl, P4J_CAP_CALLBACKS))
+    if (!v->ref.cls || !p4jpy_has_cap(cl, P4J_CAP_CALLBACKS))
         return NULL;
     p4j_pyhandle *h = p4j_cb_proxy_target(&v->ref);
     if (!h)
@@ -529,7 +529,7 @@ static int client_arg(PyObject *o, ClientObject **cl)
         return -1;
     }
     *cl = (ClientObject *)o;
-    if (!p4j_has_cap(*cl, P4J_CAP_CALLBACKS)) {
+    if (!p4jpy_has_cap(*cl, P4J_CAP_CALLBACKS)) {
         PyErr_SetString(p4j_reg.Py4JError,
                         "py4jni: this needs the in-process gateway (socket-mode callbacks go "
                         "through py4j's callback server)");

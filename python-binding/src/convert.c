@@ -125,7 +125,7 @@ static int foreign_check(ClientObject *cl, ClientObject *owner)
                         "down; it cannot be passed to another gateway");
         return -1;
     }
-    if (cl->c->ops != owner->c->ops || !p4j_has_cap(cl, P4J_CAP_SHARED_REFS)) {
+    if (cl->c->ops != owner->c->ops || !p4jpy_has_cap(cl, P4J_CAP_SHARED_REFS)) {
         PyErr_SetString(p4j_reg.Py4JError,
                         "py4jni: this Java object belongs to another gateway (socket-mode "
                         "objects live in their own server)");
@@ -247,7 +247,7 @@ int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *
         v->u.bytes.len = (size_t)pack->bufs[index].len;
         return 0;
     }
-    if (P4J_IS_JAVACLASS(o) && p4j_has_cap(cl, P4J_CAP_CLASS_ARG)) { /* as its java.lang.Class */
+    if (P4J_IS_JAVACLASS(o) && p4jpy_has_cap(cl, P4J_CAP_CLASS_ARG)) { /* as its java.lang.Class */
         if (((JavaClassObject *)o)->client != cl &&
             foreign_check(cl, ((JavaClassObject *)o)->client) < 0)
             return -1;

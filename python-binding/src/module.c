@@ -595,12 +595,12 @@ static PyObject *mod_member(PyObject *mod, PyObject *args)
     if (!PyArg_ParseTuple(args, "OU:member", &owner, &name))
         return NULL;
     if (P4J_IS_JAVACLASS(owner))
-        return p4j_member_new(owner, name, P4J_CALL_STATIC);
+        return p4jpy_member_new(owner, name, P4J_CALL_STATIC);
     if (!P4J_IS_JAVAOBJECT(owner)) {
         PyErr_SetString(PyExc_TypeError, "member() needs a JavaObject or JavaClass");
         return NULL;
     }
-    return p4j_member_new(owner, name, 0);
+    return p4jpy_member_new(owner, name, 0);
 }
 
 static PyMethodDef module_methods[] = {

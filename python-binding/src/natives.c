@@ -20,7 +20,7 @@ static int args_client_class(PyObject *clo, PyObject *clso, ClientObject **cl,
     }
     *cl = (ClientObject *)clo;
     *cls = (JavaClassObject *)clso;
-    if (!p4j_has_cap(*cl, P4J_CAP_NATIVES)) {
+    if (!p4jpy_has_cap(*cl, P4J_CAP_NATIVES)) {
         PyErr_SetString(p4j_reg.Py4JError,
                         "py4jni: register_natives needs the in-process gateway");
         return -1;

