@@ -191,7 +191,7 @@ int p4j_batches_init(PyObject *module);
 /* Adds buffers.c's zero-copy functions (direct_buffer, as_memoryview). 0 or -1. */
 int p4j_buffers_init(PyObject *module);
 
-/* ---- callbacks: Java calls Python (callbacks.c, natives.c; py4jni/callbacks.py) */
+/* ---- callbacks: Java calls Python (py_callbacks.c, py_natives.c; py4jni/callbacks.py) */
 
 /* When `o` is a py4j-style proxy (its class has `Java.implements`) and the client is
  * in-process: sets *out to a new JavaObject for its Java proxy (made once, then reused
@@ -223,11 +223,11 @@ int p4j_base_here(void);
  * 0 or -1 with an exception. */
 int p4j_atexit_register(PyMethodDef *def);
 
-/* True once the interpreter is exiting (callbacks.c's atexit hook ran, or it is
+/* True once the interpreter is exiting (py_callbacks.c's atexit hook ran, or it is
  * finalizing): code on Java threads must not take the GIL then. */
 int p4j_python_gone(void);
 
-/* Installs the callback hooks and adds callbacks.c / natives.c functions. 0 or -1. */
+/* Installs the callback hooks and adds py_callbacks.c / py_natives.c functions. 0 or -1. */
 int p4j_callbacks_init(PyObject *module);
 
 /* ---- callbacks in socket mode (socket_callbacks.c; py4jni/socket_callbacks.py) ---- */

@@ -1,6 +1,6 @@
-/* python-binding/src/callbacks.c - Python objects Java calls (the hooks of
+/* python-binding/src/py_callbacks.c - Python objects Java calls (the hooks of
  * jni/include/callbacks.h): py4j-style proxies, the Python entry point, and the dispatch that
- * Python-implemented natives (natives.c) share.
+ * Python-implemented natives (py_natives.c) share.
  *
  * A handle (p4j_pyhandle) holds one Python object for Java. Its count says how many
  * Java owners it has (each proxy, the entry-point slot, each native closure) plus
@@ -623,7 +623,7 @@ static void on_java_exit(void)
 static PyMethodDef exit_def = {"_callbacks_exit", mod_callbacks_exit, METH_NOARGS,
                                "Stops Java from calling Python (run at interpreter exit)."};
 
-/* Used by natives.c. */
+/* Used by py_natives.c. */
 void *p4j_handle_new_owned(ClientObject *cl, PyObject *obj);
 void p4j_handle_drop(void *h);
 
