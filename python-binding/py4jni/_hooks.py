@@ -53,6 +53,5 @@ def before_shutdown(gateway: Any) -> None:
     """Called by JavaGateway.shutdown before the client closes."""
     from . import java_collections  # drops its per-client class cache
     java_collections.forget_client(gateway._gateway_client)
-    if getattr(gateway, "_mode", None) == "inproc":  # withdraw its Python entry point
-        from . import callbacks
-        callbacks.detach(gateway)
+    from . import callbacks  # withdraws its Python entry point, where there is one
+    callbacks.detach(gateway)

@@ -272,6 +272,21 @@ static PyObject *client_get_kind(PyObject *self, void *closure)
     return PyUnicode_FromString(((ClientObject *)self)->c->ops->name);
 }
 
+static PyObject *client_get_caps(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromUnsignedLong(((ClientObject *)self)->c->ops->caps);
+}
+
+static PyObject *client_get_bulk(PyObject *self, void *closure)
+{
+    (void)closure;
+    const p4j_client_ops *ops = ((ClientObject *)self)->c->ops;
+    return PyBool_FromLong(ops->cursor_open && ops->cursor_next && ops->collection_new &&
+                           ops->array_info && ops->array_read && ops->array_write &&
+                           ops->array_new);
+}
+
 static PyObject *client_get_converter(PyObject *self, void *closure)
 {
     (void)closure;
@@ -348,7 +363,11 @@ static PyGetSetDef client_getset[] = {
      "py4j's auto_field: attributes of JavaObjects read a public field when there is one "
      "(one extra transport call per attribute read).", NULL},
     {"closed", client_get_closed, NULL, "True after shutdown().", NULL},
-    {"kind", client_get_kind, NULL, "'inproc' or 'socket'.", NULL},
+    {"kind", client_get_kind, NULL, "'inproc' or 'socket' (for messages: ask caps).", NULL},
+    {"caps", client_get_caps, NULL,
+     "What the transport can do: CAP_* bits of this module (bridge/client.h).", NULL},
+    {"bulk", client_get_bulk, NULL,
+     "True when the transport has the bulk operations (collections, arrays).", NULL},
     {"converter", client_get_converter, client_set_converter,
      "callable(obj) -> JavaObject for Python arguments of other types (auto_convert, "
      "callbacks), or None.", NULL},
@@ -649,7 +668,13 @@ PyMODINIT_FUNC PyInit__py4jni(void)
         PyModule_AddObjectRef(m, "JavaObject", (PyObject *)&JavaObjectType) < 0 ||
         PyModule_AddObjectRef(m, "JavaClass", (PyObject *)&JavaClassType) < 0 ||
         PyModule_AddObjectRef(m, "JavaMember", (PyObject *)&JavaMemberType) < 0 ||
-        PyModule_AddObjectRef(m, "Namespace", (PyObject *)&NamespaceType) < 0) {
+        PyModule_AddObjectRef(m, "Namespace", (PyObject *)&NamespaceType) < 0 ||
+        PyModule_AddIntConstant(m, "CAP_SHARED_REFS", P4J_CAP_SHARED_REFS) < 0 ||
+        PyModule_AddIntConstant(m, "CAP_CLASS_ARG", P4J_CAP_CLASS_ARG) < 0 ||
+        PyModule_AddIntConstant(m, "CAP_CALLBACKS", P4J_CAP_CALLBACKS) < 0 ||
+        PyModule_AddIntConstant(m, "CAP_NATIVES", P4J_CAP_NATIVES) < 0 ||
+        PyModule_AddIntConstant(m, "CAP_BUFFERS", P4J_CAP_BUFFERS) < 0 ||
+        PyModule_AddIntConstant(m, "CAP_TEXT_PROXIES", P4J_CAP_TEXT_PROXIES) < 0) {
         Py_DECREF(m);
         return NULL;
     }
