@@ -617,6 +617,13 @@ static void jclass_dealloc(PyObject *self)
     PyObject_GC_Del(self);
 }
 
+/* What JavaClass.members caches per static name (a nested class is cached as its
+ * JavaClass itself). */
+typedef enum p4jpy_static_cached {
+    P4JPY_CACHED_FIELD = 1,  /* a field: its value is read on every access */
+    P4JPY_CACHED_METHOD = 2, /* methods: a JavaMember is made at once       */
+} p4jpy_static_cached;
+
 /* Resolves static member `name`: returns the field's value, a JavaMember, or a nested
  * JavaClass; the kind of each name is cached (field values are read every time). */
 static PyObject *jclass_member(JavaClassObject *o, PyObject *name)
@@ -626,7 +633,7 @@ static PyObject *jclass_member(JavaClassObject *o, PyObject *name)
     PyObject *kind = PyDict_GetItemWithError(o->members, name);
     if (!kind && PyErr_Occurred())
         return NULL;
-    if (kind && PyLong_CheckExact(kind) && PyLong_AsLong(kind) == 2)
+    if (kind && PyLong_CheckExact(kind) && PyLong_AsLong(kind) == P4JPY_CACHED_METHOD)
         return p4jpy_member_new((PyObject *)o, name, P4J_CALL_STATIC);
     if (kind && P4J_IS_JAVACLASS(kind))
         return Py_NewRef(kind);
@@ -653,12 +660,12 @@ static PyObject *jclass_member(JavaClassObject *o, PyObject *name)
         return p4j_raise(cl, &err, NULL);
     }
     if (out.kind == P4J_METHOD) {
-        PyObject *two = PyLong_FromLong(2);
-        if (!two || PyDict_SetItem(o->members, name, two) < 0) {
-            Py_XDECREF(two);
+        PyObject *method = PyLong_FromLong(P4JPY_CACHED_METHOD);
+        if (!method || PyDict_SetItem(o->members, name, method) < 0) {
+            Py_XDECREF(method);
             return NULL;
         }
-        Py_DECREF(two);
+        Py_DECREF(method);
         return p4jpy_member_new((PyObject *)o, name, P4J_CALL_STATIC);
     }
     PyObject *r = p4j_value_to_py(cl, &out);
@@ -666,7 +673,7 @@ static PyObject *jclass_member(JavaClassObject *o, PyObject *name)
         return NULL;
     PyObject *cache = P4J_IS_JAVACLASS(r) ? r : NULL;
     if (!cache && !field)
-        cache = PyLong_FromLong(1);
+        cache = PyLong_FromLong(P4JPY_CACHED_FIELD);
     else if (cache)
         Py_INCREF(cache);
     if (cache) {
