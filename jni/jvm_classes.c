@@ -26,10 +26,18 @@ p4j_status p4j_rows_resolve(JNIEnv *env, const p4j_row *rows, size_t n, const ch
         bool method = r->kind == P4J_ROW_METHOD || r->kind == P4J_ROW_STATIC_METHOD;
         void *id;
         switch (r->kind) {
-        case P4J_ROW_METHOD: id = (*env)->GetMethodID(env, cls, r->name, r->sig); break;
-        case P4J_ROW_STATIC_METHOD: id = (*env)->GetStaticMethodID(env, cls, r->name, r->sig); break;
-        case P4J_ROW_FIELD: id = (*env)->GetFieldID(env, cls, r->name, r->sig); break;
-        default: id = (*env)->GetStaticFieldID(env, cls, r->name, r->sig); break;
+        case P4J_ROW_METHOD:
+            id = (*env)->GetMethodID(env, cls, r->name, r->sig);
+            break;
+        case P4J_ROW_STATIC_METHOD:
+            id = (*env)->GetStaticMethodID(env, cls, r->name, r->sig);
+            break;
+        case P4J_ROW_FIELD:
+            id = (*env)->GetFieldID(env, cls, r->name, r->sig);
+            break;
+        default:
+            id = (*env)->GetStaticFieldID(env, cls, r->name, r->sig);
+            break;
         }
         if (!id) {
             (*env)->ExceptionClear(env);

@@ -5,8 +5,8 @@ Scans the comments of the tracked C, Java, Python, shell and CMake files (C and 
 block and line comments; Python, shell and CMake ``#`` comments and Python docstrings)
 for paths such as ``jni/inproc.c`` or ``py4jni/callbacks.py`` and reports those that
 name no file or folder. A path resolves against the repository root, the commenting
-file's folder, or python-binding/ (``py4jni/java_gateway.py``, ``src/module.c``); ``shared/...`` names
-the project docs beside the repository and is not checked. Exit status 1 when
+file's folder, or python-binding/ (``py4jni/java_gateway.py``, ``src/module.c``);
+``shared/...`` names the project docs beside the repository and is not checked. Exit status 1 when
 any path is missing. Run by tests/run_all.sh.
 """
 from __future__ import annotations
