@@ -621,6 +621,21 @@ static p4j_status put_args(socket_client *sc, p4j_wbuf *b, const p4j_value *args
     return P4J_OK;
 }
 
+/* Ends command `b` (begun on `cn`) with the argument parts, sends it and reads the
+ * answer into `out`; gives `cn` back. The tail of call and construct. */
+static p4j_status send_with_args(socket_client *sc, conn *cn, p4j_wbuf *b,
+                                 const p4j_value *args, size_t nargs, p4j_value *out,
+                                 p4j_error *err)
+{
+    p4j_answer a = P4J_ANSWER_ERROR;
+    if (put_args(sc, b, args, nargs, err) == P4J_OK) {
+        p4j_wire_end(b);
+        a = transact(sc, cn, out, err);
+    }
+    give_back(sc, cn);
+    return value_status(a, out, err);
+}
+
 /* Appends "r<view id>" (the default view when view is NULL). */
 static void put_view(p4j_wbuf *b, const p4j_ref *view)
 {
@@ -654,13 +669,7 @@ static p4j_status op_call(p4j_client *c, const p4j_ref *target, unsigned flags,
         p4j_wbuf_put(b, "z:", 2);
     p4j_wire_cpart(b, target->handle);
     p4j_wire_part(b, name, name_len);
-    p4j_answer a = P4J_ANSWER_ERROR;
-    if (put_args(sc, b, args, nargs, err) == P4J_OK) {
-        p4j_wire_end(b);
-        a = transact(sc, cn, out, err);
-    }
-    give_back(sc, cn);
-    return value_status(a, out, err);
+    return send_with_args(sc, cn, b, args, nargs, out, err);
 }
 
 static p4j_status op_construct(p4j_client *c, const p4j_ref *cls, const p4j_value *args,
@@ -674,13 +683,7 @@ static p4j_status op_construct(p4j_client *c, const p4j_ref *cls, const p4j_valu
     OP_BEGIN(sc, cn, err);
     p4j_wbuf *b = begin(cn, "i");
     p4j_wire_cpart(b, cls->handle);
-    p4j_answer a = P4J_ANSWER_ERROR;
-    if (put_args(sc, b, args, nargs, err) == P4J_OK) {
-        p4j_wire_end(b);
-        a = transact(sc, cn, out, err);
-    }
-    give_back(sc, cn);
-    return value_status(a, out, err);
+    return send_with_args(sc, cn, b, args, nargs, out, err);
 }
 
 static p4j_status op_field_get(p4j_client *c, const p4j_ref *target, unsigned flags,
