@@ -1,14 +1,17 @@
 /* bridge/client.h - the py4j command set as a C API, independent of transport.
  *
- * A p4j_client is one connection to one JVM: in-process (bridge/inproc.c, JNI) or
- * socket (bridge/socket_client.c, py4j's wire protocol). Everything above this seam
- * (the Python binding) is written once against these functions.
+ * A p4j_client is one connection to one JVM: in-process (jni/inproc.c, JNI) or socket
+ * (bridge/socket/socket_client.c, py4j's wire protocol). Each transport exposes only
+ * its constructor (jni/include/inproc.h, bridge/socket/include/socket_transport.h);
+ * everything above this seam (the Python binding) is written once against the ops
+ * table below, and asks `caps` or an optional operation where the transports differ.
  *
  * Conventions for every operation:
  *  - returns P4J_OK or P4J_ERROR; on error `err` holds the captured error and `out`
  *    is P4J_NULL; the caller frees the error with p4j_error_clear();
  *  - a result that carries a ref (p4j_kind_has_ref) passes ownership of that ref to
- *    the caller, who ends it with p4j_client_release();
+ *    the caller, who ends it with ops->release(); a P4J_BYTES result's content is
+ *    read (and freed) once with ops->read_bytes();
  *  - arguments are borrowed for the duration of the call;
  *  - any thread may call; a transport attaches/locks what it needs itself.
  */
@@ -50,9 +53,22 @@ typedef enum p4j_dir_kind {
 
 typedef struct p4j_client p4j_client;
 
+/* What a transport can do beyond the command set (p4j_client_ops.caps). The binding
+ * asks these instead of asking which transport it has. */
+#define P4J_CAP_SHARED_REFS 1u  /* refs of one client are valid in every other client of
+                                   this transport (one JVM per process)               */
+#define P4J_CAP_CLASS_ARG 2u    /* a CLASS ref passes as its java.lang.Class argument */
+#define P4J_CAP_CALLBACKS 4u    /* Java calls Python in-process (jni/include/callbacks.h) */
+#define P4J_CAP_NATIVES 8u      /* Java natives bound to Python (jni/include/natives.h)  */
+#define P4J_CAP_BUFFERS 16u     /* zero-copy buffers (jni/include/inproc_buffers.h)      */
+#define P4J_CAP_TEXT_PROXIES 32u/* PROXY arguments are py4j's "<id>;<iface>;..." text and
+                                   callbacks come over py4j's callback protocol
+                                   (decode_arg, encode_answer)                         */
+
 /* The transport's operations. Every function pointer is required unless noted. */
 typedef struct p4j_client_ops {
     const char *name; /* "inproc" or "socket" */
+    unsigned caps;    /* P4J_CAP_* */
     /* Calls method `name` on `target` (an object, or a class when flags has STATIC). */
     p4j_status (*call)(p4j_client *c, const p4j_ref *target, unsigned flags,
                        const char *name, size_t name_len, const p4j_value *args,
@@ -102,6 +118,27 @@ typedef struct p4j_client_ops {
     void (*shutdown)(p4j_client *c);
     /* Frees the client (after shutdown). */
     void (*destroy)(p4j_client *c);
+    /* Writes the py4j object id text of `ref` ("o12"; "null" for a NULL handle) into
+     * buf (size cap, truncated, always NUL-terminated). */
+    void (*ref_id)(p4j_client *c, const p4j_ref *ref, char *buf, size_t cap);
+
+    /* ---- Transport-specific operations: each one is optional (NULL when the
+     * transport lacks it). ---- */
+
+    /* A new ref (owned by the caller) for object id `id` named by the server
+     * ("t", "j", "GATEWAY_SERVER", an id from elsewhere). */
+    p4j_status (*ref_from_id)(p4j_client *c, const char *id, p4j_ref *out, p4j_error *err);
+    /* Asks the server to stop, then shuts the client down as shutdown does. */
+    p4j_status (*shutdown_server)(p4j_client *c, p4j_error *err);
+    /* Decodes one argument of a callback command in place: buf holds the part (len
+     * bytes, type prefix + value, '\n' optional) followed by at least 3 spare bytes;
+     * out may point into buf, which must outlive it. Converted as call results are. */
+    p4j_status (*decode_arg)(p4j_client *c, char *buf, size_t len, p4j_value *out,
+                             p4j_error *err);
+    /* Encodes the answer to a callback ("!y<part>\n", or "!x<part>\n" when `error`)
+     * from `v` (converted as call arguments are) into *out, malloc'd (*len bytes). */
+    p4j_status (*encode_answer)(p4j_client *c, const p4j_value *v, bool error, char **out,
+                                size_t *len, p4j_error *err);
 
     /* ---- Bulk operations for collections and arrays. Each one is optional: NULL when
      * the transport lacks it; callers then fall back to plain Java method calls. ---- */

@@ -1,6 +1,8 @@
 /* bridge/value.c - helpers for the tagged value (see value.h). */
 #include "value.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,4 +69,17 @@ int p4j_value_set_string(p4j_value *v, p4j_kind kind, const void *data, size_t l
     v->u.s.len = len;
     v->u.s.enc = enc;
     return 0;
+}
+
+double p4j_float_as_printed(float f)
+{
+    if (!isfinite(f) || f == 0.0f)
+        return (double)f;
+    char buf[32];
+    for (int digits = 1; digits <= 9; digits++) { /* shortest text that reads back as f */
+        snprintf(buf, sizeof buf, "%.*g", digits, (double)f);
+        if (strtof(buf, NULL) == f)
+            return strtod(buf, NULL);
+    }
+    return (double)f;
 }

@@ -55,7 +55,7 @@ typedef enum p4j_enc {
 /* A reference to a Java object, owned by the transport that made it.
  * In-process `handle` is a JNI global reference; in socket mode it is the
  * NUL-terminated object id (malloc'd). `cls` is a transport cache slot
- * (in-process: the p4j_class of the object, filled on first call). */
+ * (in-process: the p4jj_class of the object, filled on first call). */
 typedef struct p4j_ref {
     void *handle;
     void *cls;
@@ -110,5 +110,9 @@ void p4j_value_clear(p4j_value *v);
  * Returns 0, or -1 when out of memory. */
 int p4j_value_set_string(p4j_value *v, p4j_kind kind, const void *data, size_t len,
                          p4j_enc enc);
+
+/* Returns the double that Java's Float.toString(f) prints (shortest text that reads
+ * back as f), as Python users expect of a Java float. */
+double p4j_float_as_printed(float f);
 
 #endif /* P4J_VALUE_H */

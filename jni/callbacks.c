@@ -87,7 +87,7 @@ static struct {
 
 typedef struct cb_box {
     jclass cls;        /* global (p4j_jc's) */
-    p4j_class *pc;     /* the transport's class entry */
+    p4jj_class *pc;     /* the transport's class entry */
     jfieldID value;    /* the private `value` field */
 } cb_box;
 
@@ -185,41 +185,17 @@ static void JNICALL java_release(JNIEnv *env, jclass unused, jlong handle);
 
 static p4j_status init_locked(JNIEnv *env, p4j_error *err)
 {
-    jclass local;
-#define CB_CLASS_RESOLVE(field, name)                                                  \
-    local = (*env)->FindClass(env, name);                                              \
-    if (!local) {                                                                      \
-        (*env)->ExceptionClear(env);                                                   \
-        return p4j_error_set(err, P4J_ERR_BRIDGE,                                      \
-                             "py4jni callbacks: class %s not found (helper jar out "   \
-                             "of date?)", name);                                       \
-    }                                                                                  \
-    cb.field = (jclass)(*env)->NewGlobalRef(env, local); /* process-lifetime */         \
-    (*env)->DeleteLocalRef(env, local);
-    CB_CLASS_TABLE(CB_CLASS_RESOLVE)
-#undef CB_CLASS_RESOLVE
-
-#define CB_METHOD_RESOLVE(field, cls, st, name, sig)                                        \
-    cb.field = (st) ? (*env)->GetStaticMethodID(env, cb.cls, name, sig)                     \
-                    : (*env)->GetMethodID(env, cb.cls, name, sig);                          \
-    if (!cb.field) {                                                                        \
-        (*env)->ExceptionClear(env);                                                        \
-        return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni callbacks: method %s.%s%s not "   \
-                             "found (helper jar out of date?)", #cls, name, sig);           \
-    }
-    CB_METHOD_TABLE(CB_METHOD_RESOLVE)
-#undef CB_METHOD_RESOLVE
-
-#define CB_FIELD_RESOLVE(field, cls, st, name, sig)                                         \
-    cb.field = (st) ? (*env)->GetStaticFieldID(env, cb.cls, name, sig)                      \
-                    : (*env)->GetFieldID(env, cb.cls, name, sig);                           \
-    if (!cb.field) {                                                                        \
-        (*env)->ExceptionClear(env);                                                        \
-        return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni callbacks: field %s.%s not "      \
-                             "found (helper jar out of date?)", #cls, name);                \
-    }
-    CB_FIELD_TABLE(CB_FIELD_RESOLVE)
-#undef CB_FIELD_RESOLVE
+#define CB_CLASS_ROW(field, bin) P4J_CLASS_ROW(cb, field, bin)
+#define CB_METHOD_ROW(field, c, st, nm, sg) P4J_METHOD_ROW(cb, field, c, st, nm, sg)
+#define CB_FIELD_ROW(field, c, st, nm, sg) P4J_FIELD_ROW(cb, field, c, st, nm, sg)
+    static const p4j_row rows[] = {CB_CLASS_TABLE(CB_CLASS_ROW) CB_METHOD_TABLE(CB_METHOD_ROW)
+                                       CB_FIELD_TABLE(CB_FIELD_ROW)};
+#undef CB_CLASS_ROW
+#undef CB_METHOD_ROW
+#undef CB_FIELD_ROW
+    if (p4j_rows_resolve(env, rows, sizeof rows / sizeof *rows, "py4jni callbacks", err) !=
+        P4J_OK)
+        return P4J_ERROR;
 
 #define CB_BOX_RESOLVE(letter, Cls, member, Name, desc)                               \
     boxes[letter].cls = p4j_jc.Cls;                                                     \
@@ -229,7 +205,7 @@ static p4j_status init_locked(JNIEnv *env, p4j_error *err)
         return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni callbacks: no %s.value",      \
                              #Cls);                                                     \
     }                                                                                   \
-    if (!(boxes[letter].pc = p4j_class_get(env, p4j_jc.Cls, err)))                      \
+    if (!(boxes[letter].pc = p4jj_class_get(env, p4j_jc.Cls, err)))                      \
         return P4J_ERROR;
     CB_BOX_TABLE(CB_BOX_RESOLVE)
 #undef CB_BOX_RESOLVE
@@ -237,13 +213,13 @@ static p4j_status init_locked(JNIEnv *env, p4j_error *err)
     jobject nm = (*env)->GetStaticObjectField(env, cb.PythonMethod, cb.pmNoMethod);
     if (p4j_jvm_failed(env, err))
         return P4J_ERROR;
-    cb.no_method = (*env)->NewGlobalRef(env, nm);
+    cb.no_method = p4j_jvm_global_new(env, nm);
     for (int i = 0; i < 256; i++) { /* Integer.valueOf's cache: Java's == holds for them */
         jobject box = (*env)->CallStaticObjectMethod(env, p4j_jc.Integer, p4j_jc.Integer_valueOf,
                                                      (jint)(i - 128));
         if (p4j_jvm_failed(env, err))
             return P4J_ERROR;
-        small_ints[i] = (*env)->NewGlobalRef(env, box);
+        small_ints[i] = p4j_jvm_global_new(env, box);
         (*env)->DeleteLocalRef(env, box);
     }
     for (int i = 0; i < 2; i++) {
@@ -251,7 +227,7 @@ static p4j_status init_locked(JNIEnv *env, p4j_error *err)
                                                      (jboolean)i);
         if (p4j_jvm_failed(env, err))
             return P4J_ERROR;
-        booleans[i] = (*env)->NewGlobalRef(env, box);
+        booleans[i] = p4j_jvm_global_new(env, box);
         (*env)->DeleteLocalRef(env, box);
     }
     (*env)->DeleteLocalRef(env, nm);
@@ -353,7 +329,7 @@ static p4j_cb_method *method_build(JNIEnv *env, jobject pm, int32_t id, p4j_erro
     if (!(m->ret_desc = strdup(p)))
         goto oom;
     if ((m->ret == 'L' || m->ret == '[') && ret && strcmp(p, "Ljava/lang/Object;") != 0)
-        m->ret_cls = (jclass)(*env)->NewGlobalRef(env, ret); /* lives with the entry */
+        m->ret_cls = (jclass)p4j_jvm_global_new(env, ret); /* lives with the entry */
     if (m->ret == 'L' || m->ret == '[')
         for (size_t k = 0; KEYS[k]; k++)
             m->ret_conv[k] = (uint8_t)p4j_conv_for(m->ret_desc, KEYS[k]);
@@ -395,7 +371,7 @@ const p4j_cb_method *p4j_cb_method_of(JNIEnv *env, jobject pm, p4j_error *err)
     p4j_cb_method *raced = now != m ? now : NULL;
     if (raced) { /* another thread built it first: keep one */
         if (m->ret_cls)
-            (*env)->DeleteGlobalRef(env, m->ret_cls);
+            p4j_jvm_global_delete(env, m->ret_cls);
         method_free(m);
         m = raced;
     }
@@ -407,18 +383,18 @@ const p4j_cb_method *p4j_cb_method_of(JNIEnv *env, jobject pm, p4j_error *err)
 enum { CLASS_UNKNOWN = 0, CLASS_PLAIN = 1, CLASS_PROXY = 2 };
 
 /* The state lives in the class's cb_state byte (a cache: benign races). */
-static int class_state_get(const p4j_class *pc)
+static int class_state_get(const p4jj_class *pc)
 {
     return __atomic_load_n(&pc->cb_state, __ATOMIC_ACQUIRE);
 }
 
-static void class_state_set(const p4j_class *pc, int state)
+static void class_state_set(const p4jj_class *pc, int state)
 {
-    __atomic_store_n(&((p4j_class *)pc)->cb_state, (uint8_t)state, __ATOMIC_RELEASE);
+    __atomic_store_n(&((p4jj_class *)pc)->cb_state, (uint8_t)state, __ATOMIC_RELEASE);
 }
 
 /* The target behind object `obj` of class `pc`, or NULL. */
-static void *target_of(JNIEnv *env, jobject obj, const p4j_class *pc)
+static void *target_of(JNIEnv *env, jobject obj, const p4jj_class *pc)
 {
     int state = class_state_get(pc);
     if (state == CLASS_PLAIN)
@@ -448,7 +424,7 @@ void *p4j_cb_proxy_target(const p4j_ref *ref)
 {
     if (!__atomic_load_n(&cb_is_ready, __ATOMIC_ACQUIRE) || !ref->handle || !ref->cls)
         return NULL; /* no proxy can exist before the machinery is ready */
-    const p4j_class *pc = ref->cls;
+    const p4jj_class *pc = ref->cls;
     if (class_state_get(pc) == CLASS_PLAIN)
         return NULL;
     p4j_error err = {0};
@@ -458,23 +434,23 @@ void *p4j_cb_proxy_target(const p4j_ref *ref)
 }
 
 /* The class of `obj`, through the per-parameter cache of `m` (slot `slot`). */
-static p4j_class *class_cached(JNIEnv *env, const p4j_cb_method *m, size_t slot, jobject obj,
+static p4jj_class *class_cached(JNIEnv *env, const p4j_cb_method *m, size_t slot, jobject obj,
                                p4j_error *err)
 {
     jclass cls = (*env)->GetObjectClass(env, obj);
     void **cache = (void **)&m->last_cls[slot]; /* a cache inside a shared entry */
-    p4j_class *last = __atomic_load_n((p4j_class **)cache, __ATOMIC_ACQUIRE);
-    p4j_class *pc = last && (*env)->IsSameObject(env, cls, last->cls) ? last
-                                                                      : p4j_class_get(env, cls, err);
+    p4jj_class *last = __atomic_load_n((p4jj_class **)cache, __ATOMIC_ACQUIRE);
+    p4jj_class *pc = last && (*env)->IsSameObject(env, cls, last->cls) ? last
+                                                                      : p4jj_class_get(env, cls, err);
     if (m->nparams >= CB_FEW_ARGS) /* few arguments: the call's own 16 slots suffice */
         (*env)->DeleteLocalRef(env, cls);
     if (pc && pc != last)
-        __atomic_store_n((p4j_class **)cache, pc, __ATOMIC_RELEASE);
+        __atomic_store_n((p4jj_class **)cache, pc, __ATOMIC_RELEASE);
     return pc;
 }
 
 /* Reads box `obj` (of class `pc`) into `out`; false when pc is not a box class. */
-static bool box_read(JNIEnv *env, const p4j_class *pc, jobject obj, p4j_value *out)
+static bool box_read(JNIEnv *env, const p4jj_class *pc, jobject obj, p4j_value *out)
 {
     if (pc == boxes['I'].pc) {
         out->kind = P4J_INT;
@@ -510,7 +486,7 @@ static bool box_read(JNIEnv *env, const p4j_class *pc, jobject obj, p4j_value *o
 static p4j_status object_arg(JNIEnv *env, const p4j_cb_method *m, size_t slot, jobject obj,
                              p4j_value *out, p4j_error *err)
 {
-    p4j_class *pc = class_cached(env, m, slot, obj, err);
+    p4jj_class *pc = class_cached(env, m, slot, obj, err);
     if (!pc)
         return P4J_ERROR;
     if (box_read(env, pc, obj, out))
@@ -840,7 +816,7 @@ static p4j_status to_primitive(JNIEnv *env, char letter, const p4j_value *v, jva
     case 'C': {
         if (v->kind != P4J_STRING || v->u.s.len != 1)
             break;
-        p4j_member plan = {.nargs = 1};
+        p4jj_member plan = {.nargs = 1};
         plan.keys[0] = 's';
         plan.conv[0] = CONV_C;
         return p4j_args_to_java(env, &plan, v, out, err);
@@ -863,7 +839,7 @@ static p4j_status to_object(JNIEnv *env, const p4j_cb_method *m, const p4j_value
     out->l = NULL;
     if (v->kind == P4J_NULL || v->kind == P4J_VOID)
         return P4J_OK;
-    p4j_member plan = {.nargs = 1};
+    p4jj_member plan = {.nargs = 1};
     plan.keys[0] = p4j_arg_key(v);
     plan.conv[0] = m->ret_conv[key_index(plan.keys[0])];
     switch (plan.conv[0]) { /* the common boxes, made in place */
@@ -979,7 +955,7 @@ p4j_status p4j_cb_proxy_new(void *target, const char *const *ifaces, size_t n,
                                                    (jlong)(intptr_t)target, names, tname);
     if (p4j_jvm_failed(env, err))
         goto done;
-    p4j_class *pc = p4j_class_of(env, proxy, err);
+    p4jj_class *pc = p4jj_class_of(env, proxy, err);
     if (!pc)
         goto done;
     class_state_set(pc, CLASS_PROXY);

@@ -1,10 +1,14 @@
 /* jni/inproc.c - the in-process transport: p4j_client_ops through JNI.
  *
- * Every entry point runs inside one pushed local frame popped on its single exit path.
- * Any thread may call (threads attach as daemons in p4j_jvm_env).
+ * The hot entry points (call, construct, field get/set) push no local frame: they
+ * delete the local references they create one by one (hot_enter). The others run
+ * inside one frame (p4j_inproc_enter) popped on their single exit path
+ * (p4j_inproc_leave). Any thread may call (threads attach as daemons in p4j_jvm_env).
  */
 #include "inproc.h"
 
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,15 +51,15 @@ p4j_status p4j_inproc_leave(JNIEnv *env, p4j_status st)
     return st;
 }
 
-/* Returns the p4j_class of `target` (an object, or a class when is_class), caching it. */
-static p4j_class *target_class(JNIEnv *env, const p4j_ref *target, bool is_class,
+/* Returns the p4jj_class of `target` (an object, or a class when is_class), caching it. */
+static p4jj_class *target_class(JNIEnv *env, const p4j_ref *target, bool is_class,
                                p4j_error *err)
 {
     p4j_ref *t = (p4j_ref *)target; /* the cls slot is a cache the caller lends us */
     if (__builtin_expect(t->cls != NULL, 1))
         return t->cls;
-    t->cls = is_class ? p4j_class_get(env, (jclass)t->handle, err)
-                      : p4j_class_of(env, (jobject)t->handle, err);
+    t->cls = is_class ? p4jj_class_get(env, (jclass)t->handle, err)
+                      : p4jj_class_of(env, (jobject)t->handle, err);
     return t->cls;
 }
 
@@ -65,7 +69,7 @@ static p4j_status null_target(p4j_error *err)
 }
 
 /* Invokes `m` and stores the raw result in *rv. */
-static void invoke(JNIEnv *env, const p4j_member *m, jclass cls, jobject obj,
+static void invoke(JNIEnv *env, const p4jj_member *m, jclass cls, jobject obj,
                    const jvalue *a, jvalue *rv)
 {
     bool st = m->callstatic;
@@ -89,7 +93,7 @@ static void invoke(JNIEnv *env, const p4j_member *m, jclass cls, jobject obj,
 }
 
 /* Deletes the local references argument conversion created for `m`. */
-static void drop_arg_refs(JNIEnv *env, const p4j_member *m, const jvalue *jargs, size_t done)
+static void drop_arg_refs(JNIEnv *env, const p4jj_member *m, const jvalue *jargs, size_t done)
 {
     for (size_t i = 0; i < done; i++)
         if (m->conv[i] >= CONV_STRING && jargs[i].l)
@@ -99,7 +103,7 @@ static void drop_arg_refs(JNIEnv *env, const p4j_member *m, const jvalue *jargs,
 /* Prologue of the hot entry points (no local frame): resets `out`, checks the client
  * and the target and returns the env with the target's class in *pc. */
 static JNIEnv *hot_enter(p4j_client *c, const p4j_ref *target, bool is_class, p4j_value *out,
-                         p4j_class **pc, p4j_error *err)
+                         p4jj_class **pc, p4j_error *err)
 {
     out->kind = P4J_NULL;
     out->owned = NULL;
@@ -125,12 +129,12 @@ static p4j_status inproc_call(p4j_client *c, const p4j_ref *target, unsigned fla
                               size_t nargs, p4j_value *out, p4j_error *err)
 {
     bool is_static = flags & P4J_CALL_STATIC;
-    p4j_class *pc;
+    p4jj_class *pc;
     JNIEnv *env = hot_enter(c, target, is_static, out, &pc, err);
     if (!env)
         return P4J_ERROR;
-    p4j_member *m = p4j_member_find(env, pc, is_static ? MEMBER_STATIC : MEMBER_METHOD, name,
-                                    name_len, args, nargs, err);
+    p4jj_member_kind kind = is_static ? P4JJ_MEMBER_STATIC_METHOD : P4JJ_MEMBER_METHOD;
+    p4jj_member *m = p4jj_member_find(env, pc, kind, name, name_len, args, nargs, err);
     if (!m)
         return P4J_ERROR;
     jvalue jargs[P4J_MAX_ARGS + 1], rv = {0};
@@ -158,11 +162,11 @@ static p4j_status inproc_call(p4j_client *c, const p4j_ref *target, unsigned fla
 static p4j_status inproc_construct(p4j_client *c, const p4j_ref *cls, const p4j_value *args,
                                    size_t nargs, p4j_value *out, p4j_error *err)
 {
-    p4j_class *pc;
+    p4jj_class *pc;
     JNIEnv *env = hot_enter(c, cls, true, out, &pc, err);
     if (!env)
         return P4J_ERROR;
-    p4j_member *m = p4j_member_find(env, pc, MEMBER_CTOR, "<init>", 6, args, nargs, err);
+    p4jj_member *m = p4jj_member_find(env, pc, P4JJ_MEMBER_CTOR, "<init>", 6, args, nargs, err);
     if (!m)
         return P4J_ERROR;
     jvalue jargs[P4J_MAX_ARGS + 1];
@@ -183,8 +187,8 @@ static p4j_status inproc_construct(p4j_client *c, const p4j_ref *cls, const p4j_
 }
 
 /* Finds the cached field `name` of `target`. */
-static p4j_member *find_field(JNIEnv *env, const p4j_ref *target, bool is_static,
-                              const char *name, p4j_class **pc, p4j_error *err)
+static p4jj_member *find_field(JNIEnv *env, const p4j_ref *target, bool is_static,
+                              const char *name, p4jj_class **pc, p4j_error *err)
 {
     if (!target || !target->handle) {
         null_target(err);
@@ -193,8 +197,8 @@ static p4j_member *find_field(JNIEnv *env, const p4j_ref *target, bool is_static
     *pc = target_class(env, target, is_static, err);
     if (!*pc)
         return NULL;
-    return p4j_member_find(env, *pc, is_static ? MEMBER_STATIC_FIELD : MEMBER_FIELD, name,
-                           strlen(name), NULL, 0, err);
+    return p4jj_member_find(env, *pc, is_static ? P4JJ_MEMBER_STATIC_FIELD : P4JJ_MEMBER_FIELD,
+                            name, strlen(name), NULL, 0, err);
 }
 
 static p4j_status inproc_field_get(p4j_client *c, const p4j_ref *target, unsigned flags,
@@ -204,8 +208,8 @@ static p4j_status inproc_field_get(p4j_client *c, const p4j_ref *target, unsigne
     if (!env)
         return P4J_ERROR;
     bool st = flags & P4J_CALL_STATIC;
-    p4j_class *pc = NULL;
-    p4j_member *m = find_field(env, target, st, name, &pc, err);
+    p4jj_class *pc = NULL;
+    p4jj_member *m = find_field(env, target, st, name, &pc, err);
     if (!m)
         return p4j_inproc_leave(env, P4J_ERROR);
     jobject obj = (jobject)target->handle;
@@ -233,8 +237,8 @@ static p4j_status inproc_field_set(p4j_client *c, const p4j_ref *target, unsigne
     if (!env)
         return P4J_ERROR;
     bool st = flags & P4J_CALL_STATIC;
-    p4j_class *pc = NULL;
-    p4j_member *m = find_field(env, target, st, name, &pc, err);
+    p4jj_class *pc = NULL;
+    p4jj_member *m = find_field(env, target, st, name, &pc, err);
     if (!m)
         return p4j_inproc_leave(env, P4J_ERROR);
     if (m->final)
@@ -242,15 +246,15 @@ static p4j_status inproc_field_set(p4j_client *c, const p4j_ref *target, unsigne
                                         "py4jni: field %s is final and cannot be assigned", name));
     /* A one-argument plan for this value's kind against the field's type, checked as
      * method arguments are: the conversion must yield a value of the field's type. */
-    p4j_member plan = {.nargs = 1};
+    p4jj_member plan = {.nargs = 1};
     plan.keys[0] = p4j_arg_key(value);
     plan.conv[0] = (uint8_t)p4j_conv_for(m->desc, plan.keys[0]);
     jclass vcls = plan.keys[0] == 'r' ? (*env)->GetObjectClass(env, (jobject)value->ref.handle)
                                       : NULL;
     if (p4j_check_conversion(env, (p4j_conv)plan.conv[0], plan.keys[0], vcls, m->ftype,
                              err) != P4J_OK) {
-        char *tname = p4j_class_name(env, m->ftype);
-        char *vname = vcls ? p4j_class_name(env, vcls) : NULL;
+        char *tname = p4jj_class_name(env, m->ftype);
+        char *vname = vcls ? p4jj_class_name(env, vcls) : NULL;
         p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: cannot assign a %s%s%s%s to field %s of type %s",
                       p4j_key_python_name(plan.keys[0]), vname ? " (" : "", vname ? vname : "",
                       vname ? ")" : "", name, tname ? tname : m->desc);
@@ -285,7 +289,7 @@ static p4j_status inproc_field_set(p4j_client *c, const p4j_ref *target, unsigne
 /* Sets `out` to a CLASS value for local class `cls`. */
 static p4j_status class_value(JNIEnv *env, jclass cls, p4j_value *out, p4j_error *err)
 {
-    p4j_class *pc = p4j_class_get(env, cls, err);
+    p4jj_class *pc = p4jj_class_get(env, cls, err);
     if (!pc)
         return P4J_ERROR;
     jstring name = (*env)->CallObjectMethod(env, cls, p4j_jc.Class_getName);
@@ -335,14 +339,14 @@ static p4j_status inproc_static_member(p4j_client *c, const p4j_ref *cls, const 
                                             (jclass)cls->handle, jname);
     if ((*env)->ExceptionCheck(env))
         return p4j_inproc_leave(env, p4j_jvm_capture_exception(env, err));
-    switch (kind) {
-    case 1:
+    switch ((p4jj_static_kind)kind) {
+    case P4JJ_STATIC_FIELD:
         (*env)->PopLocalFrame(env, NULL);
         return inproc_field_get(c, cls, P4J_CALL_STATIC, name, out, err);
-    case 2:
+    case P4JJ_STATIC_METHOD:
         out->kind = P4J_METHOD;
         return p4j_inproc_leave(env, P4J_OK);
-    case 3: {
+    case P4JJ_STATIC_CLASS: {
         jclass nested = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge,
                                                        p4j_jc.Bridge_nestedClass,
                                                        (jclass)cls->handle, jname);
@@ -352,6 +356,7 @@ static p4j_status inproc_static_member(p4j_client *c, const p4j_ref *cls, const 
             return p4j_inproc_leave(env, p4j_error_set(err, P4J_ERR_BRIDGE, "no nested class %s", name));
         return p4j_inproc_leave(env, class_value(env, nested, out, err));
     }
+    case P4JJ_STATIC_NONE:
     default:
         return p4j_inproc_leave(env, p4j_error_set(err, P4J_ERR_BRIDGE,
                                         "py4jni: no public static member %s", name));
@@ -500,8 +505,20 @@ static void inproc_destroy(p4j_client *c)
     free(ic);
 }
 
+/* In-process refs are JNI global refs: the id text is the handle's address in hex. */
+static void inproc_ref_id(p4j_client *c, const p4j_ref *ref, char *buf, size_t cap)
+{
+    (void)c;
+    if (ref->handle)
+        snprintf(buf, cap, "o%lx", (unsigned long)(uintptr_t)ref->handle);
+    else
+        snprintf(buf, cap, "null");
+}
+
 static const p4j_client_ops inproc_ops = {
     .name = "inproc",
+    .caps = P4J_CAP_SHARED_REFS | P4J_CAP_CLASS_ARG | P4J_CAP_CALLBACKS | P4J_CAP_NATIVES |
+            P4J_CAP_BUFFERS,
     .call = inproc_call,
     .construct = inproc_construct,
     .field_get = inproc_field_get,
@@ -518,6 +535,7 @@ static const p4j_client_ops inproc_ops = {
     .dup = inproc_dup,
     .shutdown = inproc_shutdown,
     .destroy = inproc_destroy,
+    .ref_id = inproc_ref_id,
     /* bulk operations for collections and arrays (inproc_bulk.h) */
     .cursor_open = p4j_inproc_cursor_open,
     .cursor_next = p4j_inproc_cursor_next,

@@ -56,7 +56,7 @@ p4j_status p4j_inproc_array_info(p4j_client *c, const p4j_ref *arr, char *elem, 
     P4J_PRIM_TABLE(P4J_ARR_TEST)
 #undef P4J_ARR_TEST
     if (!*elem) {
-        p4j_class *pc = p4j_class_of(env, a, err);
+        p4jj_class *pc = p4jj_class_of(env, a, err);
         if (!pc)
             return p4j_inproc_leave(env, P4J_ERROR);
         if (pc->role != 't')
@@ -68,10 +68,11 @@ p4j_status p4j_inproc_array_info(p4j_client *c, const p4j_ref *arr, char *elem, 
     return p4j_inproc_leave(env, P4J_OK);
 }
 
-p4j_status p4j_inproc_array_read(p4j_client *c, const p4j_ref *arr, char elem, size_t start,
-                                 size_t count, void *dst, p4j_error *err)
+/* Copies between `buf` (native layout) and elements [start, start + count) of primitive
+ * array `arr` (component `elem`): into Java when `to_java`, out of it otherwise. */
+static p4j_status array_copy(const p4j_ref *arr, char elem, size_t start, size_t count,
+                             void *buf, bool to_java, p4j_error *err)
 {
-    (void)c; /* reading an array already held is allowed after shutdown, as read_bytes */
     JNIEnv *env = p4j_jvm_env(err);
     if (!env)
         return P4J_ERROR;
@@ -82,16 +83,27 @@ p4j_status p4j_inproc_array_read(p4j_client *c, const p4j_ref *arr, char elem, s
     if (check_region(env, ids, a, elem, start, count, err) != P4J_OK)
         return P4J_ERROR;
     switch (elem) {
-#define P4J_ARR_READ(L, ctype, field, Name)                                               \
+#define P4J_ARR_COPY(L, ctype, field, Name)                                                 \
     case ELEM_##L:                                                                           \
-        (*env)->Get##Name##ArrayRegion(env, (ctype##Array)a, (jsize)start, (jsize)count,  \
-                                       (ctype *)dst);                                     \
+        if (to_java)                                                                         \
+            (*env)->Set##Name##ArrayRegion(env, (ctype##Array)a, (jsize)start, (jsize)count, \
+                                           (const ctype *)buf);                              \
+        else                                                                                 \
+            (*env)->Get##Name##ArrayRegion(env, (ctype##Array)a, (jsize)start, (jsize)count, \
+                                           (ctype *)buf);                                    \
         break;
-        P4J_PRIM_TABLE(P4J_ARR_READ)
-#undef P4J_ARR_READ
+        P4J_PRIM_TABLE(P4J_ARR_COPY)
+#undef P4J_ARR_COPY
     default: break;
     }
     return p4j_jvm_failed(env, err) ? P4J_ERROR : P4J_OK;
+}
+
+p4j_status p4j_inproc_array_read(p4j_client *c, const p4j_ref *arr, char elem, size_t start,
+                                 size_t count, void *dst, p4j_error *err)
+{
+    (void)c; /* reading an array already held is allowed after shutdown, as read_bytes */
+    return array_copy(arr, elem, start, count, dst, false, err);
 }
 
 p4j_status p4j_inproc_array_write(p4j_client *c, const p4j_ref *arr, char elem, size_t start,
@@ -99,26 +111,7 @@ p4j_status p4j_inproc_array_write(p4j_client *c, const p4j_ref *arr, char elem, 
 {
     if (c->closed)
         return p4j_error_set(err, P4J_ERR_CLOSED, "py4jni: the gateway has been shut down");
-    JNIEnv *env = p4j_jvm_env(err);
-    if (!env)
-        return P4J_ERROR;
-    const p4j_bulk_ids *ids = p4j_bulk_ids_get(env, err);
-    if (!ids)
-        return P4J_ERROR;
-    jobject a = arr ? (jobject)arr->handle : NULL;
-    if (check_region(env, ids, a, elem, start, count, err) != P4J_OK)
-        return P4J_ERROR;
-    switch (elem) {
-#define P4J_ARR_WRITE(L, ctype, field, Name)                                              \
-    case ELEM_##L:                                                                           \
-        (*env)->Set##Name##ArrayRegion(env, (ctype##Array)a, (jsize)start, (jsize)count,  \
-                                       (const ctype *)src);                               \
-        break;
-        P4J_PRIM_TABLE(P4J_ARR_WRITE)
-#undef P4J_ARR_WRITE
-    default: break;
-    }
-    return p4j_jvm_failed(env, err) ? P4J_ERROR : P4J_OK;
+    return array_copy(arr, elem, start, count, (void *)src, true, err);
 }
 
 p4j_status p4j_inproc_array_new(p4j_client *c, char elem, size_t count, const void *src,

@@ -9,6 +9,7 @@
 #include "inproc.h"
 #include "inproc_internal.h"
 #include "jvm.h"
+#include "jvm_classes.h"
 
 /* What DirectBuffers.release(handle) hands back: the caller's release and context. */
 typedef struct buffer_owner {
@@ -17,9 +18,21 @@ typedef struct buffer_owner {
 } buffer_owner;
 
 /* Classes and methods, resolved on first use (process lifetime). */
+#define BUF_CLASS_TABLE(X)                           \
+    X(DirectBuffers, "org/py4jni/DirectBuffers")     \
+    X(ByteBuffer, "java/nio/ByteBuffer")
+#define BUF_METHOD_TABLE(X)                                                      \
+    X(track, DirectBuffers, 1, "track", "(Ljava/nio/ByteBuffer;J)V")             \
+    X(isDirect, ByteBuffer, 0, "isDirect", "()Z")                                \
+    X(isReadOnly, ByteBuffer, 0, "isReadOnly", "()Z")
+
 static struct {
-    jclass DirectBuffers, ByteBuffer;
-    jmethodID track, isDirect, isReadOnly;
+#define BUF_CLASS_FIELD(field, bin) jclass field;
+    BUF_CLASS_TABLE(BUF_CLASS_FIELD)
+#undef BUF_CLASS_FIELD
+#define BUF_METHOD_FIELD(field, c, st, nm, sg) jmethodID field;
+    BUF_METHOD_TABLE(BUF_METHOD_FIELD)
+#undef BUF_METHOD_FIELD
 } ids;
 static int ids_ready;
 static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -37,34 +50,19 @@ static void JNICALL java_release(JNIEnv *env, jclass unused, jlong handle)
 
 static p4j_status ids_init_locked(JNIEnv *env, p4j_error *err)
 {
-    jclass db = (*env)->FindClass(env, "org/py4jni/DirectBuffers");
-    if (!db) {
-        (*env)->ExceptionClear(env);
-        return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: class org.py4jni.DirectBuffers not "
-                             "found (helper jar out of date?)");
-    }
-    jclass bb = (*env)->FindClass(env, "java/nio/ByteBuffer");
-    if (!bb) {
-        (*env)->DeleteLocalRef(env, db);
-        return p4j_jvm_capture_exception(env, err) == P4J_OK
-                   ? p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: no java.nio.ByteBuffer")
-                   : P4J_ERROR;
-    }
-    ids.track = (*env)->GetStaticMethodID(env, db, "track", "(Ljava/nio/ByteBuffer;J)V");
-    ids.isDirect = ids.track ? (*env)->GetMethodID(env, bb, "isDirect", "()Z") : NULL;
-    ids.isReadOnly = ids.isDirect ? (*env)->GetMethodID(env, bb, "isReadOnly", "()Z") : NULL;
+#define BUF_CLASS_ROW(field, bin) P4J_CLASS_ROW(ids, field, bin)
+#define BUF_METHOD_ROW(field, c, st, nm, sg) P4J_METHOD_ROW(ids, field, c, st, nm, sg)
+    static const p4j_row rows[] = {BUF_CLASS_TABLE(BUF_CLASS_ROW) BUF_METHOD_TABLE(BUF_METHOD_ROW)};
+#undef BUF_CLASS_ROW
+#undef BUF_METHOD_ROW
+    if (p4j_rows_resolve(env, rows, sizeof rows / sizeof *rows, "py4jni buffers", err) != P4J_OK)
+        return P4J_ERROR;
     JNINativeMethod natives[] = {{"release", "(J)V", (void *)java_release}};
-    if (!ids.isReadOnly || (*env)->RegisterNatives(env, db, natives, 1) != 0) {
+    if ((*env)->RegisterNatives(env, ids.DirectBuffers, natives, 1) != 0) {
         (*env)->ExceptionClear(env);
-        (*env)->DeleteLocalRef(env, db);
-        (*env)->DeleteLocalRef(env, bb);
         return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: org.py4jni.DirectBuffers does not "
                              "match this library (helper jar out of date?)");
     }
-    ids.DirectBuffers = (jclass)(*env)->NewGlobalRef(env, db); /* process lifetime */
-    ids.ByteBuffer = (jclass)(*env)->NewGlobalRef(env, bb);
-    (*env)->DeleteLocalRef(env, db);
-    (*env)->DeleteLocalRef(env, bb);
     return P4J_OK;
 }
 

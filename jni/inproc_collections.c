@@ -24,43 +24,16 @@ static pthread_mutex_t bulk_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static p4j_status bulk_resolve(JNIEnv *env, p4j_bulk_ids *t, p4j_error *err)
 {
-    jclass local;
-#define P4J_BULK_CLASS_RESOLVE(field, name)                                         \
-    local = (*env)->FindClass(env, name);                                           \
-    if (!local) {                                                                   \
-        (*env)->ExceptionClear(env);                                                \
-        return p4j_error_set(err, P4J_ERR_BRIDGE,                                   \
-                             "py4jni: class %s not found (helper jar out of date?)", \
-                             name);                                                 \
-    }                                                                               \
-    t->field = (jclass)p4j_jvm_global_new(env, local);                              \
-    (*env)->DeleteLocalRef(env, local);
-    P4J_BULK_CLASS_TABLE(P4J_BULK_CLASS_RESOLVE)
-#undef P4J_BULK_CLASS_RESOLVE
-
-#define P4J_BULK_METHOD_RESOLVE(field, cls, is_static, name, sig)                       \
-    t->field = (is_static) ? (*env)->GetStaticMethodID(env, t->cls, name, sig)          \
-                           : (*env)->GetMethodID(env, t->cls, name, sig);               \
-    if (!t->field) {                                                                    \
-        (*env)->ExceptionClear(env);                                                    \
-        return p4j_error_set(err, P4J_ERR_BRIDGE,                                       \
-                             "py4jni: method %s.%s%s not found (helper jar out of date?)", \
-                             #cls, name, sig);                                          \
-    }
-    P4J_BULK_METHOD_TABLE(P4J_BULK_METHOD_RESOLVE)
-#undef P4J_BULK_METHOD_RESOLVE
-
-#define P4J_BULK_FIELD_RESOLVE(field, cls, name, sig)                                   \
-    t->field = (*env)->GetFieldID(env, t->cls, name, sig);                              \
-    if (!t->field) {                                                                    \
-        (*env)->ExceptionClear(env);                                                    \
-        return p4j_error_set(err, P4J_ERR_BRIDGE,                                       \
-                             "py4jni: field %s.%s (%s) not found (helper jar out of date?)", \
-                             #cls, name, sig);                                          \
-    }
-    P4J_BULK_FIELD_TABLE(P4J_BULK_FIELD_RESOLVE)
-#undef P4J_BULK_FIELD_RESOLVE
-    return P4J_OK;
+#define BULK_CLASS_ROW(field, bin) P4J_CLASS_ROW(*t, field, bin)
+#define BULK_METHOD_ROW(field, c, st, nm, sg) P4J_METHOD_ROW(*t, field, c, st, nm, sg)
+#define BULK_FIELD_ROW(field, c, nm, sg) P4J_FIELD_ROW(*t, field, c, 0, nm, sg)
+    const p4j_row rows[] = {P4J_BULK_CLASS_TABLE(BULK_CLASS_ROW)
+                                P4J_BULK_METHOD_TABLE(BULK_METHOD_ROW)
+                                    P4J_BULK_FIELD_TABLE(BULK_FIELD_ROW)};
+#undef BULK_CLASS_ROW
+#undef BULK_METHOD_ROW
+#undef BULK_FIELD_ROW
+    return p4j_rows_resolve(env, rows, sizeof rows / sizeof *rows, "py4jni", err);
 }
 
 const p4j_bulk_ids *p4j_bulk_ids_get(JNIEnv *env, p4j_error *err)

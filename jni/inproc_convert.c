@@ -16,19 +16,6 @@ p4j_status p4j_proxy_value_refused(p4j_error *err)
                          "(in-process, Python proxies arrive as the Java objects of their proxies)");
 }
 
-double p4j_float_as_printed(float f)
-{
-    if (!isfinite(f) || f == 0.0f)
-        return (double)f;
-    char buf[32];
-    for (int digits = 1; digits <= 9; digits++) { /* shortest text that reads back as f */
-        snprintf(buf, sizeof buf, "%.*g", digits, (double)f);
-        if (strtof(buf, NULL) == f)
-            return strtod(buf, NULL);
-    }
-    return (double)f;
-}
-
 static p4j_status overflow(p4j_error *err, const p4j_value *v, const char *type)
 {
     return p4j_error_set(err, P4J_ERR_BRIDGE,
@@ -110,7 +97,7 @@ static jobject new_decimal(JNIEnv *env, const p4j_value *v, p4j_error *err)
     return text ? (*env)->NewObject(env, p4j_jc.BigDecimal, p4j_jc.BigDecimal_new, text) : NULL;
 }
 
-p4j_status p4j_args_to_java(JNIEnv *env, const p4j_member *m, const p4j_value *args,
+p4j_status p4j_args_to_java(JNIEnv *env, const p4jj_member *m, const p4j_value *args,
                             jvalue *jargs, p4j_error *err)
 {
     for (size_t i = 0; i < m->nargs; i++) {
@@ -190,7 +177,7 @@ p4j_status p4j_args_to_java(JNIEnv *env, const p4j_member *m, const p4j_value *a
 }
 
 /* Sets `out` to a global ref of `obj` with its class cached. */
-static p4j_status as_ref(JNIEnv *env, jobject obj, p4j_kind kind, p4j_class *pc,
+static p4j_status as_ref(JNIEnv *env, jobject obj, p4j_kind kind, p4jj_class *pc,
                          p4j_value *out, p4j_error *err)
 {
     out->kind = kind;
@@ -230,26 +217,26 @@ p4j_status p4j_object_to_value(JNIEnv *env, jobject obj, p4j_value *out, p4j_err
         out->kind = P4J_NULL;
         return P4J_OK;
     }
-    p4j_class *pc = p4j_class_of(env, obj, err);
+    p4jj_class *pc = p4jj_class_of(env, obj, err);
     return pc ? p4j_object_of_class(env, obj, pc, out, err) : P4J_ERROR;
 }
 
 /* Returns the class of a method's object result, using what `m` knows. */
-static p4j_class *result_class(JNIEnv *env, p4j_member *m, jobject obj, p4j_error *err)
+static p4jj_class *result_class(JNIEnv *env, p4jj_member *m, jobject obj, p4j_error *err)
 {
     if (m->ret_cls)
         return m->ret_cls;
     jclass cls = (*env)->GetObjectClass(env, obj);
-    p4j_class *last = __atomic_load_n(&m->last_cls, __ATOMIC_ACQUIRE);
-    p4j_class *pc = last && (*env)->IsSameObject(env, cls, last->cls) ? last
-                                                                      : p4j_class_get(env, cls, err);
+    p4jj_class *last = __atomic_load_n(&m->last_cls, __ATOMIC_ACQUIRE);
+    p4jj_class *pc = last && (*env)->IsSameObject(env, cls, last->cls) ? last
+                                                                      : p4jj_class_get(env, cls, err);
     (*env)->DeleteLocalRef(env, cls);
     if (pc && pc != last)
         __atomic_store_n(&m->last_cls, pc, __ATOMIC_RELEASE);
     return pc;
 }
 
-p4j_status p4j_object_of_class(JNIEnv *env, jobject obj, p4j_class *pc, p4j_value *out,
+p4j_status p4j_object_of_class(JNIEnv *env, jobject obj, p4jj_class *pc, p4j_value *out,
                                p4j_error *err)
 {
     switch (pc->role) {
@@ -295,7 +282,7 @@ p4j_status p4j_object_of_class(JNIEnv *env, jobject obj, p4j_class *pc, p4j_valu
     return p4j_jvm_capture_exception(env, err) == P4J_OK ? P4J_OK : P4J_ERROR;
 }
 
-p4j_status p4j_result_from_java(JNIEnv *env, p4j_rconv rconv, p4j_member *m, jvalue rv,
+p4j_status p4j_result_from_java(JNIEnv *env, p4j_rconv rconv, p4jj_member *m, jvalue rv,
                                 p4j_value *out, p4j_error *err)
 {
     switch (rconv) {
@@ -323,7 +310,7 @@ p4j_status p4j_result_from_java(JNIEnv *env, p4j_rconv rconv, p4j_member *m, jva
     case RCONV_OBJECT: {
         if (!rv.l || !m)
             return p4j_object_to_value(env, rv.l, out, err);
-        p4j_class *pc = result_class(env, m, rv.l, err);
+        p4jj_class *pc = result_class(env, m, rv.l, err);
         return pc ? p4j_object_of_class(env, rv.l, pc, out, err) : P4J_ERROR;
     }
     }

@@ -1,8 +1,8 @@
 /* jni/inproc_internal.h - shared pieces of the in-process transport.
  *
- * p4j_class: one per Java class the bridge has touched, found by a dense id that the
+ * p4jj_class: one per Java class the bridge has touched, found by a dense id that the
  * helper's Bridge.classInfo hands out; holds the class's member cache.
- * p4j_member: one resolved (name, argument kinds) -> method/constructor/field entry.
+ * p4jj_member: one resolved (name, argument kinds) -> method/constructor/field entry.
  * Both are created once and never freed (they live as long as the JVM); lookups are
  * lock-free, inserts take the class's mutex: thread-safe by construction.
  */
@@ -53,77 +53,92 @@ typedef enum p4j_rconv {
     RCONV_OBJECT, /* anything else: classify by runtime class    */
 } p4j_rconv;
 
-typedef enum p4j_member_kind { MEMBER_METHOD, MEMBER_STATIC, MEMBER_CTOR, MEMBER_FIELD,
-                               MEMBER_STATIC_FIELD } p4j_member_kind;
+/* What a name is on a class, as org.py4jni.Bridge.staticMemberKind answers (its
+ * MEMBER_* constants; tests/python/test_source_layout.py checks that the two agree). */
+typedef enum p4jj_static_kind {
+    P4JJ_STATIC_NONE = 0,   /* no public static member of that name */
+    P4JJ_STATIC_FIELD = 1,  /* a public static field                */
+    P4JJ_STATIC_METHOD = 2, /* one or more public static methods     */
+    P4JJ_STATIC_CLASS = 3,  /* a public member class                 */
+} p4jj_static_kind;
 
-struct p4j_class;
+/* What a member cache entry (p4jj_member) resolves. */
+typedef enum p4jj_member_kind {
+    P4JJ_MEMBER_METHOD,
+    P4JJ_MEMBER_STATIC_METHOD,
+    P4JJ_MEMBER_CTOR,
+    P4JJ_MEMBER_FIELD,
+    P4JJ_MEMBER_STATIC_FIELD,
+} p4jj_member_kind;
 
-typedef struct p4j_member {
-    struct p4j_member *next;
+struct p4jj_class;
+
+typedef struct p4jj_member {
+    struct p4jj_member *next;
     uint64_t hash;
-    p4j_member_kind kind;
+    p4jj_member_kind kind;
     char *name;
     size_t name_len;
     uint8_t nargs;
     char keys[P4J_MAX_ARGS];                 /* argument kind letters             */
-    struct p4j_class *arg_cls[P4J_MAX_ARGS]; /* classes of 'r' arguments          */
+    struct p4jj_class *arg_cls[P4J_MAX_ARGS]; /* classes of 'r' arguments          */
     uint8_t conv[P4J_MAX_ARGS];              /* p4j_conv per argument             */
     uint8_t rconv;                           /* p4j_rconv of the result / field   */
     bool callstatic;                         /* the resolved method is static     */
     bool arg_refs;                           /* some argument conversion creates a
                                                 local ref (deleted after the call) */
-    struct p4j_class *ret_cls;               /* object results: their exact class when
+    struct p4jj_class *ret_cls;               /* object results: their exact class when
                                                 the declared type is final, or NULL */
-    struct p4j_class *last_cls;              /* object results: class seen last time
+    struct p4jj_class *last_cls;              /* object results: class seen last time
                                                 (a cache; benign race)             */
     char *desc;                              /* fields: the JNI type descriptor   */
     jclass ftype;                            /* fields: the type (global ref)     */
     bool final;                              /* fields: declared final            */
     jmethodID mid;
     jfieldID fid;
-} p4j_member;
+} p4jj_member;
 
-typedef struct p4j_class {
+typedef struct p4jj_class {
     jclass cls; /* global ref */
     uint32_t id;
     char role;  /* wire letter of instances: 'r', 'l', 's', ... (Bridge.classInfo) */
-    uint8_t cb_state; /* callbacks.c: whether instances are Python proxies (a cache) */
+    uint8_t cb_state; /* jni/callbacks.c: whether instances are Python proxies (a cache) */
     pthread_mutex_t lock;
-    p4j_member *buckets[P4J_CLASS_BUCKETS]; /* read with __atomic acquire loads */
-} p4j_class;
+    p4jj_member *buckets[P4J_CLASS_BUCKETS]; /* read with __atomic acquire loads */
+} p4jj_class;
 
-/* Returns the p4j_class of class `cls` (a local or global ref), creating it on first
+/* Returns the p4jj_class of class `cls` (a local or global ref), creating it on first
  * sight. NULL with err set on failure. */
-p4j_class *p4j_class_get(JNIEnv *env, jclass cls, p4j_error *err);
+p4jj_class *p4jj_class_get(JNIEnv *env, jclass cls, p4j_error *err);
 
-/* Returns the p4j_class of object `obj`'s runtime class. */
-p4j_class *p4j_class_of(JNIEnv *env, jobject obj, p4j_error *err);
+/* Returns the p4jj_class of object `obj`'s runtime class. */
+p4jj_class *p4jj_class_of(JNIEnv *env, jobject obj, p4j_error *err);
 
 /* Returns the kind letter used in member keys for argument `v` ('i', 's', 'r', ...). */
 char p4j_arg_key(const p4j_value *v);
 
 /* Finds or resolves the member `name` of `kind` on `cls` for `args`.
- * For 'r' arguments the p4j_class of each is looked up (and cached in its ref.cls).
+ * For 'r' arguments the p4jj_class of each is looked up (and cached in its ref.cls).
  * Returns NULL with err set when nothing applies. */
-p4j_member *p4j_member_find(JNIEnv *env, p4j_class *cls, p4j_member_kind kind,
-                            const char *name, size_t name_len, const p4j_value *args,
-                            size_t nargs, p4j_error *err);
+p4jj_member *p4jj_member_find(JNIEnv *env, p4jj_class *cls, p4jj_member_kind kind,
+                              const char *name, size_t name_len, const p4j_value *args,
+                              size_t nargs, p4j_error *err);
 
 /* Converts args[i] into jargs[i] following m->conv; creates local refs in the current
  * frame. Returns P4J_ERROR with err set on overflow or a failed allocation. */
-p4j_status p4j_args_to_java(JNIEnv *env, const p4j_member *m, const p4j_value *args,
+p4j_status p4j_args_to_java(JNIEnv *env, const p4jj_member *m, const p4j_value *args,
                             jvalue *jargs, p4j_error *err);
 
 /* Converts a Java result (`rv` per `rconv`) into `out`. Object results become global
  * refs owned by `out`. `m` (may be NULL) lends its class knowledge for object results. */
-p4j_status p4j_result_from_java(JNIEnv *env, p4j_rconv rconv, p4j_member *m, jvalue rv,
+p4j_status p4j_result_from_java(JNIEnv *env, p4j_rconv rconv, p4jj_member *m, jvalue rv,
                                 p4j_value *out, p4j_error *err);
 
 /* Converts a Java object (may be NULL) into `out` by its runtime class. */
 p4j_status p4j_object_to_value(JNIEnv *env, jobject obj, p4j_value *out, p4j_error *err);
 
 /* Converts non-NULL `obj`, whose exact class is `pc`, into `out`. */
-p4j_status p4j_object_of_class(JNIEnv *env, jobject obj, p4j_class *pc, p4j_value *out,
+p4j_status p4j_object_of_class(JNIEnv *env, jobject obj, p4jj_class *pc, p4j_value *out,
                                p4j_error *err);
 
 /* Returns how an argument of kind letter `key` converts to parameter type `desc`, or
@@ -138,7 +153,7 @@ p4j_status p4j_check_conversion(JNIEnv *env, p4j_conv conv, char key, jclass arg
 
 /* Returns Class.getName() of `cls` ("int", "java.lang.String") in a malloc'd string,
  * or NULL (pending exceptions cleared). */
-char *p4j_class_name(JNIEnv *env, jclass cls);
+char *p4jj_class_name(JNIEnv *env, jclass cls);
 
 /* The Python type name of argument kind letter `key` ("str", "int", "JavaObject"). */
 const char *p4j_key_python_name(char key);
@@ -152,8 +167,8 @@ p4j_rconv p4j_rconv_of(const char *desc);
 /* P4J_ERROR with err set when `n` bytes exceed a Java array (2^31 - 1); else P4J_OK. */
 p4j_status p4j_check_length(size_t n, p4j_error *err);
 
-/* Returns the double that Float.toString(f) prints, as Python users expect. */
-double p4j_float_as_printed(float f);
+/* Returns true when `c` is an in-process client. */
+bool p4j_client_is_inproc(const p4j_client *c);
 
 /* Entry of a non-hot in-process operation: checks the client, resets `out` (may be
  * NULL) and returns the thread's env inside a new local frame of `capacity`; NULL

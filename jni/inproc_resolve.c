@@ -13,10 +13,10 @@
 #include "jvm.h"
 #include "jvm_classes.h"
 
-static p4j_idtable registry;          /* class id (Bridge.classInfo) -> p4j_class */
+static p4j_idtable registry;          /* class id (Bridge.classInfo) -> p4jj_class */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 
-p4j_class *p4j_class_get(JNIEnv *env, jclass cls, p4j_error *err)
+p4jj_class *p4jj_class_get(JNIEnv *env, jclass cls, p4j_error *err)
 {
     jlong info = (*env)->CallStaticLongMethod(env, p4j_jc.Bridge, p4j_jc.Bridge_classInfo, cls);
     if (p4j_jvm_capture_exception(env, err) != P4J_OK)
@@ -30,7 +30,7 @@ p4j_class *p4j_class_get(JNIEnv *env, jclass cls, p4j_error *err)
         p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: too many distinct Java classes");
         return NULL;
     }
-    p4j_class *pc = p4j_idtable_get(&registry, id);
+    p4jj_class *pc = p4j_idtable_get(&registry, id);
     if (pc)
         return pc;
 
@@ -53,10 +53,10 @@ p4j_class *p4j_class_get(JNIEnv *env, jclass cls, p4j_error *err)
     return pc;
 }
 
-p4j_class *p4j_class_of(JNIEnv *env, jobject obj, p4j_error *err)
+p4jj_class *p4jj_class_of(JNIEnv *env, jobject obj, p4j_error *err)
 {
     jclass cls = (*env)->GetObjectClass(env, obj);
-    p4j_class *pc = p4j_class_get(env, cls, err);
+    p4jj_class *pc = p4jj_class_get(env, cls, err);
     (*env)->DeleteLocalRef(env, cls);
     return pc;
 }
@@ -77,8 +77,8 @@ char p4j_arg_key(const p4j_value *v)
     }
 }
 
-static uint64_t key_hash(p4j_member_kind kind, const char *name, size_t name_len,
-                         const char *keys, p4j_class *const *arg_cls, size_t nargs)
+static uint64_t key_hash(p4jj_member_kind kind, const char *name, size_t name_len,
+                         const char *keys, p4jj_class *const *arg_cls, size_t nargs)
 {
     /* The name contributes its length and first and last 8 bytes: names are compared
      * in full on a hit, so the hash only has to spread them over buckets. */
@@ -97,11 +97,11 @@ static uint64_t key_hash(p4j_member_kind kind, const char *name, size_t name_len
     return h ^ nargs;
 }
 
-static p4j_member *bucket_find(p4j_class *pc, uint64_t h, p4j_member_kind kind,
+static p4jj_member *bucket_find(p4jj_class *pc, uint64_t h, p4jj_member_kind kind,
                                const char *name, size_t name_len, const char *keys,
-                               p4j_class *const *arg_cls, size_t nargs)
+                               p4jj_class *const *arg_cls, size_t nargs)
 {
-    p4j_member *m = __atomic_load_n(&pc->buckets[h % P4J_CLASS_BUCKETS], __ATOMIC_ACQUIRE);
+    p4jj_member *m = __atomic_load_n(&pc->buckets[h % P4J_CLASS_BUCKETS], __ATOMIC_ACQUIRE);
     for (; m; m = m->next) {
         if (m->hash == h && m->kind == kind && m->nargs == nargs &&
             m->name_len == name_len && memcmp(m->name, name, name_len) == 0 &&
@@ -171,7 +171,7 @@ p4j_conv p4j_conv_for(const char *desc, char key)
     }
 }
 
-char *p4j_class_name(JNIEnv *env, jclass cls)
+char *p4jj_class_name(JNIEnv *env, jclass cls)
 {
     char *name = NULL;
     jstring text = (*env)->CallObjectMethod(env, cls, p4j_jc.Class_getName);
@@ -224,8 +224,8 @@ p4j_status p4j_check_conversion(JNIEnv *env, p4j_conv conv, char key, jclass arg
     jclass made = produced_class(conv, arg_cls);
     if (conv != CONV_INVALID && (!made || (*env)->IsAssignableFrom(env, made, type)))
         return P4J_OK;
-    char *tname = p4j_class_name(env, type);
-    char *aname = key == 'r' && arg_cls ? p4j_class_name(env, arg_cls) : NULL;
+    char *tname = p4jj_class_name(env, type);
+    char *aname = key == 'r' && arg_cls ? p4jj_class_name(env, arg_cls) : NULL;
     p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: a %s%s%s%s cannot become a Java %s",
                   p4j_key_python_name(key), aname ? " (" : "", aname ? aname : "",
                   aname ? ")" : "", tname ? tname : "value of this type");
@@ -236,7 +236,7 @@ p4j_status p4j_check_conversion(JNIEnv *env, p4j_conv conv, char key, jclass arg
 
 /* Checks every argument conversion of method/constructor `m` against the parameter
  * types of reflected `member`: a conversion never hands Java a value of another type. */
-static p4j_status check_plan(JNIEnv *env, const p4j_member *m, jobject member, p4j_error *err)
+static p4j_status check_plan(JNIEnv *env, const p4jj_member *m, jobject member, p4j_error *err)
 {
     jobjectArray types = (*env)->CallObjectMethod(env, member,
                                                   p4j_jc.Executable_getParameterTypes);
@@ -266,9 +266,9 @@ const char *p4j_descriptor_end(const char *p)
 }
 
 /* Fills conv[] and rconv of `m` from descriptor `sig` ("(I[B)V", or a field's "I"). */
-static void plan_conversions(p4j_member *m, const char *sig)
+static void plan_conversions(p4jj_member *m, const char *sig)
 {
-    if (m->kind == MEMBER_FIELD || m->kind == MEMBER_STATIC_FIELD) {
+    if (m->kind == P4JJ_MEMBER_FIELD || m->kind == P4JJ_MEMBER_STATIC_FIELD) {
         m->rconv = (uint8_t)p4j_rconv_of(sig);
         m->desc = strdup(sig);
         return;
@@ -286,12 +286,12 @@ static void plan_conversions(p4j_member *m, const char *sig)
         }
         p = end;
     }
-    m->rconv = m->kind == MEMBER_CTOR ? RCONV_OBJECT
+    m->rconv = m->kind == P4JJ_MEMBER_CTOR ? RCONV_OBJECT
                                       : (uint8_t)p4j_rconv_of(*p == ')' ? p + 1 : p);
 }
 
 /* Asks the helper for the member; fills mid/fid and the conversion plan. */
-static p4j_status resolve_member(JNIEnv *env, p4j_class *pc, p4j_member *m, p4j_error *err)
+static p4j_status resolve_member(JNIEnv *env, p4jj_class *pc, p4jj_member *m, p4j_error *err)
 {
     p4j_status st = P4J_ERROR;
     if ((*env)->PushLocalFrame(env, 16 + m->nargs) != 0)
@@ -304,15 +304,15 @@ static p4j_status resolve_member(JNIEnv *env, p4j_class *pc, p4j_member *m, p4j_
     char *csig = NULL;
     if (!jname)
         goto done;
-    if (m->kind == MEMBER_FIELD || m->kind == MEMBER_STATIC_FIELD) {
+    if (m->kind == P4JJ_MEMBER_FIELD || m->kind == P4JJ_MEMBER_STATIC_FIELD) {
         member = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge, p4j_jc.Bridge_findField,
                                                 pc->cls, jname,
-                                                (jboolean)(m->kind == MEMBER_STATIC_FIELD));
+                                                (jboolean)(m->kind == P4JJ_MEMBER_STATIC_FIELD));
         if (p4j_jvm_capture_exception(env, err) != P4J_OK)
             goto done;
         if (!member) {
             p4j_error_set(err, P4J_ERR_BRIDGE, "no %sfield %s",
-                          m->kind == MEMBER_STATIC_FIELD ? "static " : "", m->name);
+                          m->kind == P4JJ_MEMBER_STATIC_FIELD ? "static " : "", m->name);
             goto done;
         }
         sig = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge, p4j_jc.Bridge_fieldSignature,
@@ -341,14 +341,15 @@ static p4j_status resolve_member(JNIEnv *env, p4j_class *pc, p4j_member *m, p4j_
         for (size_t i = 0; i < m->nargs; i++)
             if (m->arg_cls[i])
                 (*env)->SetObjectArrayElement(env, classes, (jsize)i, m->arg_cls[i]->cls);
-        if (m->kind == MEMBER_CTOR)
+        if (m->kind == P4JJ_MEMBER_CTOR)
             member = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge,
                                                     p4j_jc.Bridge_findConstructor, pc->cls,
                                                     jkeys, classes);
         else
             member = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge, p4j_jc.Bridge_findMethod,
                                                     pc->cls, jname, jkeys, classes,
-                                                    (jboolean)(m->kind == MEMBER_STATIC));
+                                                    (jboolean)(m->kind ==
+                                                               P4JJ_MEMBER_STATIC_METHOD));
         if (p4j_jvm_capture_exception(env, err) != P4J_OK)
             goto done;
         sig = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge, p4j_jc.Bridge_jniSignature,
@@ -360,7 +361,7 @@ static p4j_status resolve_member(JNIEnv *env, p4j_class *pc, p4j_member *m, p4j_
         if (p4j_jvm_capture_exception(env, err) != P4J_OK)
             goto done;
         m->callstatic = (mods & 0x0008) != 0; /* java.lang.reflect.Modifier.STATIC */
-        if (m->kind == MEMBER_CTOR) {
+        if (m->kind == P4JJ_MEMBER_CTOR) {
             m->ret_cls = pc; /* a constructor makes exactly its class */
         } else {
             jclass rtype = (*env)->CallObjectMethod(env, member, p4j_jc.Method_getReturnType);
@@ -370,7 +371,7 @@ static p4j_status resolve_member(JNIEnv *env, p4j_class *pc, p4j_member *m, p4j_
             if (p4j_jvm_failed(env, err))
                 goto done;
             if ((rmods & 0x0010) && !(*env)->IsSameObject(env, rtype, p4j_jc.Object)) /* FINAL */
-                m->ret_cls = p4j_class_get(env, rtype, err);
+                m->ret_cls = p4jj_class_get(env, rtype, err);
         }
     }
     csig = p4j_jstring_utf8(env, sig);
@@ -379,17 +380,18 @@ static p4j_status resolve_member(JNIEnv *env, p4j_class *pc, p4j_member *m, p4j_
         goto done;
     }
     plan_conversions(m, csig);
-    st = m->kind == MEMBER_FIELD || m->kind == MEMBER_STATIC_FIELD ? P4J_OK
-                                                                   : check_plan(env, m, member, err);
+    st = m->kind == P4JJ_MEMBER_FIELD || m->kind == P4JJ_MEMBER_STATIC_FIELD
+             ? P4J_OK
+             : check_plan(env, m, member, err);
 done:
     free(csig);
     (*env)->PopLocalFrame(env, NULL);
     return st;
 }
 
-p4j_member *p4j_member_find(JNIEnv *env, p4j_class *pc, p4j_member_kind kind,
-                            const char *name, size_t name_len, const p4j_value *args,
-                            size_t nargs, p4j_error *err)
+p4jj_member *p4jj_member_find(JNIEnv *env, p4jj_class *pc, p4jj_member_kind kind,
+                              const char *name, size_t name_len, const p4j_value *args,
+                              size_t nargs, p4j_error *err)
 {
     if (nargs > P4J_MAX_ARGS) {
         p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: at most %d arguments per call (got %zu)",
@@ -397,13 +399,13 @@ p4j_member *p4j_member_find(JNIEnv *env, p4j_class *pc, p4j_member_kind kind,
         return NULL;
     }
     char keys[P4J_MAX_ARGS];
-    p4j_class *arg_cls[P4J_MAX_ARGS];
+    p4jj_class *arg_cls[P4J_MAX_ARGS];
     for (size_t i = 0; i < nargs; i++) {
         keys[i] = p4j_arg_key(&args[i]);
         arg_cls[i] = NULL;
         if (keys[i] == 'r') {
             p4j_ref *ref = (p4j_ref *)&args[i].ref; /* the cls slot is a cache */
-            if (!ref->cls && !(ref->cls = p4j_class_of(env, (jobject)ref->handle, err)))
+            if (!ref->cls && !(ref->cls = p4jj_class_of(env, (jobject)ref->handle, err)))
                 return NULL;
             arg_cls[i] = ref->cls;
         } else if (keys[i] == 'f') {
@@ -411,7 +413,7 @@ p4j_member *p4j_member_find(JNIEnv *env, p4j_class *pc, p4j_member_kind kind,
         }
     }
     uint64_t h = key_hash(kind, name, name_len, keys, arg_cls, nargs);
-    p4j_member *m = bucket_find(pc, h, kind, name, name_len, keys, arg_cls, nargs);
+    p4jj_member *m = bucket_find(pc, h, kind, name, name_len, keys, arg_cls, nargs);
     if (__builtin_expect(m != NULL, 1))
         return m;
 
@@ -438,7 +440,7 @@ p4j_member *p4j_member_find(JNIEnv *env, p4j_class *pc, p4j_member_kind kind,
         return NULL;
     }
     pthread_mutex_lock(&pc->lock);
-    p4j_member *raced = bucket_find(pc, h, kind, name, name_len, keys, arg_cls, nargs);
+    p4jj_member *raced = bucket_find(pc, h, kind, name, name_len, keys, arg_cls, nargs);
     if (raced) {
         free(copy);
         free(m);

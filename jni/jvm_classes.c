@@ -5,32 +5,60 @@
 
 p4j_jclasses p4j_jc;
 
+p4j_status p4j_rows_resolve(JNIEnv *env, const p4j_row *rows, size_t n, const char *who,
+                            p4j_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        const p4j_row *r = &rows[i];
+        if (r->kind == P4J_ROW_CLASS) {
+            jclass local = (*env)->FindClass(env, r->name);
+            if (!local) {
+                (*env)->ExceptionClear(env);
+                return p4j_error_set(err, P4J_ERR_BRIDGE, "%s: class %s not found (is the "
+                                     "helper jar on the class path, and current?)", who,
+                                     r->name);
+            }
+            *(jclass *)r->slot = (jclass)p4j_jvm_global_new(env, local);
+            (*env)->DeleteLocalRef(env, local);
+            continue;
+        }
+        jclass cls = *r->cls;
+        bool method = r->kind == P4J_ROW_METHOD || r->kind == P4J_ROW_STATIC_METHOD;
+        void *id;
+        switch (r->kind) {
+        case P4J_ROW_METHOD:
+            id = (*env)->GetMethodID(env, cls, r->name, r->sig);
+            break;
+        case P4J_ROW_STATIC_METHOD:
+            id = (*env)->GetStaticMethodID(env, cls, r->name, r->sig);
+            break;
+        case P4J_ROW_FIELD:
+            id = (*env)->GetFieldID(env, cls, r->name, r->sig);
+            break;
+        default:
+            id = (*env)->GetStaticFieldID(env, cls, r->name, r->sig);
+            break;
+        }
+        if (!id) {
+            (*env)->ExceptionClear(env);
+            return p4j_error_set(err, P4J_ERR_BRIDGE, "%s: %s %s.%s %s not found (helper jar "
+                                 "out of date?)", who, method ? "method" : "field", r->owner,
+                                 r->name, r->sig);
+        }
+        if (method)
+            *(jmethodID *)r->slot = (jmethodID)id;
+        else
+            *(jfieldID *)r->slot = (jfieldID)id;
+    }
+    return P4J_OK;
+}
+
+#define JC_CLASS_ROW(field, bin) P4J_CLASS_ROW(p4j_jc, field, bin)
+#define JC_METHOD_ROW(field, c, st, nm, sg) P4J_METHOD_ROW(p4j_jc, field, c, st, nm, sg)
+static const p4j_row jc_rows[] = {P4J_CLASS_TABLE(JC_CLASS_ROW) P4J_METHOD_TABLE(JC_METHOD_ROW)};
+
 p4j_status p4j_classes_init(JNIEnv *env, p4j_error *err)
 {
-    jclass local;
-#define P4J_CLASS_RESOLVE(field, name)                                              \
-    local = (*env)->FindClass(env, name);                                           \
-    if (!local) {                                                                   \
-        (*env)->ExceptionClear(env);                                                \
-        return p4j_error_set(err, P4J_ERR_BRIDGE,                                   \
-                             "py4jni start-up: class %s not found (is the helper "  \
-                             "jar on the class path?)", name);                      \
-    }                                                                               \
-    p4j_jc.field = (jclass)p4j_jvm_global_new(env, local);                          \
-    (*env)->DeleteLocalRef(env, local);
-    P4J_CLASS_TABLE(P4J_CLASS_RESOLVE)
-#undef P4J_CLASS_RESOLVE
-
-#define P4J_METHOD_RESOLVE(field, cls, is_static, name, sig)                            \
-    p4j_jc.field = (is_static) ? (*env)->GetStaticMethodID(env, p4j_jc.cls, name, sig)  \
-                               : (*env)->GetMethodID(env, p4j_jc.cls, name, sig);       \
-    if (!p4j_jc.field) {                                                                \
-        (*env)->ExceptionClear(env);                                                    \
-        return p4j_error_set(err, P4J_ERR_BRIDGE,                                       \
-                             "py4jni start-up: method %s.%s%s not found (helper jar "   \
-                             "out of date?)", #cls, name, sig);                         \
-    }
-    P4J_METHOD_TABLE(P4J_METHOD_RESOLVE)
-#undef P4J_METHOD_RESOLVE
-    return P4J_OK;
+    return p4j_rows_resolve(env, jc_rows, sizeof jc_rows / sizeof *jc_rows, "py4jni start-up",
+                            err);
 }

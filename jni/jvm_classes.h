@@ -101,6 +101,43 @@ typedef struct p4j_jclasses {
 #undef P4J_METHOD_FIELD
 } p4j_jclasses;
 
+/* ---- Resolver tables: the one mechanism every file that caches JNI IDs uses. ----
+ * A file lists its classes, methods and fields as X-macro rows, turns them into
+ * p4j_row entries with the P4J_*_ROW macros below (pointing into its own struct) and
+ * resolves them with p4j_rows_resolve. */
+
+typedef enum p4j_row_kind {
+    P4J_ROW_CLASS,         /* FindClass, kept as a counting global ref */
+    P4J_ROW_METHOD,        /* GetMethodID                              */
+    P4J_ROW_STATIC_METHOD, /* GetStaticMethodID                        */
+    P4J_ROW_FIELD,         /* GetFieldID                               */
+    P4J_ROW_STATIC_FIELD,  /* GetStaticFieldID                         */
+} p4j_row_kind;
+
+typedef struct p4j_row {
+    p4j_row_kind kind;
+    void *slot;        /* where the result goes: jclass *, jmethodID * or jfieldID *    */
+    const jclass *cls; /* member rows: the slot of its class (a row resolved earlier)   */
+    const char *owner; /* member rows: the class's name, for messages                  */
+    const char *name;  /* class rows: the binary name; member rows: the member's name  */
+    const char *sig;   /* member rows: the JNI descriptor                              */
+} p4j_row;
+
+/* Rows of table struct `tbl` (an lvalue), one per X-macro row of the usual shapes:
+ * X(field, "binary/name") and X(field, cls, is_static, "name", "descriptor"). */
+#define P4J_CLASS_ROW(tbl, field, bin) {P4J_ROW_CLASS, &(tbl).field, NULL, NULL, bin, NULL},
+#define P4J_METHOD_ROW(tbl, field, c, is_static, nm, sg) \
+    {(is_static) ? P4J_ROW_STATIC_METHOD : P4J_ROW_METHOD, &(tbl).field, &(tbl).c, #c, nm, sg},
+#define P4J_FIELD_ROW(tbl, field, c, is_static, nm, sg) \
+    {(is_static) ? P4J_ROW_STATIC_FIELD : P4J_ROW_FIELD, &(tbl).field, &(tbl).c, #c, nm, sg},
+
+/* Resolves `rows` in order: classes as counting global refs (p4j_jvm_global_new),
+ * methods and fields by name and descriptor. A missing row fails with P4J_ERR_BRIDGE
+ * naming it, prefixed with `who` ("py4jni start-up"); classes resolved before the
+ * failure stay referenced (a missing row means the helper jar does not match). */
+p4j_status p4j_rows_resolve(JNIEnv *env, const p4j_row *rows, size_t n, const char *who,
+                            p4j_error *err);
+
 /* The resolved table; valid after p4j_classes_init returned P4J_OK. */
 extern p4j_jclasses p4j_jc;
 

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Runs every py4jni test from a fresh machine: sets the machine up (tests/setup_env.sh),
-# then the CMocka suites and the Java self-test (ctest), a short libFuzzer run of the
-# socket codec's answer decoder, then the pytest suites in both transports. Exit status is non-zero on any failure.
+# checks that the paths comments name exist (tests/check_comment_paths.py), then the
+# CMocka suites and the Java self-test (ctest), a short libFuzzer run of the socket
+# codec's answer decoder, then the pytest suites in both transports. Exit status is
+# non-zero on any failure.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup_env.sh"
 cd "$P4J_ROOT"
 status=0
+echo "== comments: every repository path named in a comment exists"
+"$P4J_VENV/bin/python" tests/check_comment_paths.py || status=1
 echo "== ctest (CMocka, Java self-test)"
 (cd "$P4J_BUILD" && ctest --output-on-failure -j 1) || status=1
 echo "== fuzz: py4j answer decoder (libFuzzer, ASan+UBSan, 20 s)"

@@ -4,7 +4,7 @@ The gateway calls these functions; the collections layer (argument conversion,
 arrays) and the callback layer (Python proxies) fill them in. Each function here is
 the single place the core asks. (Python proxies, objects whose class has
 ``Java.implements``, are converted by the C core before ARG_CONVERTERS are tried:
-python-binding/src/callbacks.c in-process; in socket mode python-binding/src/
+python-binding/src/py_callbacks.c in-process; in socket mode python-binding/src/
 socket_callbacks.c with the client's ``proxy_hook`` from py4jni/socket_callbacks.py.)
 """
 from __future__ import annotations
@@ -55,6 +55,5 @@ def before_shutdown(gateway: Any) -> None:
     """Called by JavaGateway.shutdown before the client closes."""
     from . import java_collections  # drops its per-client class cache
     java_collections.forget_client(gateway._gateway_client)
-    if getattr(gateway, "_mode", None) == "inproc":  # withdraw its Python entry point
-        from . import callbacks
-        callbacks.detach(gateway)
+    from . import callbacks  # withdraws its Python entry point, where there is one
+    callbacks.detach(gateway)

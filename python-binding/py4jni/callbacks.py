@@ -80,7 +80,7 @@ def attach(gateway: Any) -> None:
     """Applies the gateway's callback settings (called when an in-process gateway is
     created): propagate_java_exceptions and the Python entry point."""
     client = gateway._gateway_client
-    if client.kind != "inproc":
+    if not client.caps & _py4jni.CAP_CALLBACKS:
         return
     params = getattr(gateway, "callback_server_parameters", None)
     _PROPAGATE[client] = bool(getattr(params, "propagate_java_exceptions", False))
@@ -93,7 +93,8 @@ def detach(gateway: Any) -> None:
     """Before shutdown: the Python entry point set by this gateway is withdrawn (Java's
     PythonEntryPoint.get then throws); proxies already in Java throw when called."""
     client = gateway._gateway_client
-    if client.kind == "inproc" and not client.closed:
+    if isinstance(client, _py4jni.Client) and client.caps & _py4jni.CAP_CALLBACKS and \
+            not client.closed:
         _py4jni.set_python_entry_point(client, None)
 
 
@@ -147,7 +148,7 @@ def register_natives(gateway: Any, class_name: Any,
     them).
     """
     client = gateway._gateway_client
-    if client.kind != "inproc":
+    if not client.caps & _py4jni.CAP_NATIVES:
         raise Py4JError("py4jni: register_natives needs the in-process gateway")
     if isinstance(class_name, JavaClass):
         cls, name = class_name, class_name._fqn

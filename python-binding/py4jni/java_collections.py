@@ -107,7 +107,7 @@ def forget_client(client: Any) -> None:
 
 def _bulk(client: Any) -> bool:
     """True when ``client`` serves the in-process helpers and bulk operations."""
-    return client.kind == "inproc" and _py4jni.bulk_enabled()
+    return client.bulk and _py4jni.bulk_enabled()
 
 
 def _exc_class(exc: Py4JJavaError) -> str:
@@ -788,7 +788,7 @@ def _fqn(java_class: Any) -> str:
 
 def _class_object(client: Any, java_class: Any) -> Any:
     """The java.lang.Class JavaObject for a JavaClass, a JavaPackage-like name or a str."""
-    if isinstance(java_class, JavaClass) and client.kind == "inproc":
+    if isinstance(java_class, JavaClass) and client.caps & _py4jni.CAP_CLASS_ARG:
         return java_class._java_lang_class
     fqn = _fqn(java_class)
     letter = _PRIMITIVES.get(fqn)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import socket
     from typing import Any, Iterable, Sequence
 
-from . import _py4jni
+from . import _py4jni, _transports
 from . import protocol as proto
 from ._py4jni import JavaClass, JavaMember, JavaObject
 from .compat import basestring, hasattr2, range  # noqa: F401
@@ -412,10 +412,7 @@ def get_method(java_object: Any, method_name: str) -> JavaMember:
 
 def get_java_class(java_class: JavaClass) -> JavaObject:
     """The ``java.lang.Class`` object (a JavaObject) of a JavaClass."""
-    client = java_class._gateway_client
-    if client.kind == "socket":  # py4j's server has no ref for a class: ask Java
-        return client.resolve(None, "java.lang.Class").forName(java_class._fqn)
-    return java_class._java_lang_class
+    return _transports.of(java_class._gateway_client).java_lang_class(java_class)
 
 
 def as_memoryview(java_buffer: JavaObject) -> memoryview:
@@ -433,10 +430,7 @@ def is_instance_of(gateway: "JavaGateway", java_object: Any, java_class: Any) ->
         java_class = get_java_class(java_class)
     elif not isinstance(java_class, (str, JavaObject)):
         raise Py4JError("java_class must be a string, a JavaClass, or a JavaObject")
-    client = gateway._gateway_client
-    if client.kind == "inproc":
-        return gateway.jvm.org.py4jni.Bridge.isInstanceOf(java_object, java_class)
-    return gateway.jvm.py4j.reflection.TypeUtil.isInstanceOf(java_class, java_object)
+    return gateway._transport.is_instance_of(gateway, java_object, java_class)
 
 
 class JavaGateway(_py4jni.Namespace):
@@ -463,53 +457,26 @@ class JavaGateway(_py4jni.Namespace):
                  jvm_options: Iterable[str] = (), libjvm: str | None = None,
                  check_jni: bool = False, keep_signals: bool = False,
                  entry_point: Any = None, cds: bool = True) -> None:
-        mode, classpath, entry_point = _choose_transport(mode, gateway_parameters,
-                                                         gateway_client, classpath, entry_point)
+        transport, classpath, entry_point = _choose_transport(
+            mode, gateway_parameters, gateway_client, classpath, entry_point)
         self.gateway_parameters = gateway_parameters or GatewayParameters(
             auto_field=auto_field, auto_convert=auto_convert, eager_load=eager_load)
         self.callback_server_parameters = callback_server_parameters or \
             CallbackServerParameters(port=python_proxy_port)
         self.python_server_entry_point = python_server_entry_point
         self._auto_convert = auto_convert or self.gateway_parameters.auto_convert
-        self._mode = mode
+        self._transport = transport
+        self._mode = transport.mode
         from . import java_collections  # noqa: F401 - registers the collection wrappers
-        if gateway_client is not None:
-            self._gateway_client = gateway_client
-        elif mode == "inproc":
-            if isinstance(classpath, (list, tuple)):
-                classpath = os.pathsep.join(classpath)
-            from . import _cds
-            jvm_options = list(jvm_options)
-            jar = helper_jar_path()
-            default = not jvm_options and not check_jni and not keep_signals
-            jvm_options[:0] = _cds.options_for_start(jar, libjvm, jvm_options, cds, default)
-            self._gateway_client = _py4jni.inproc_client(
-                jar, classpath or os.environ.get("CLASSPATH") or None,
-                jvm_options, libjvm, check_jni, keep_signals)
-        else:
-            self._gateway_client = _connect_socket(self.gateway_parameters)
-            _refuse_tls(self.callback_server_parameters, "CallbackServerParameters")
+        self._gateway_client = gateway_client if gateway_client is not None else \
+            transport.connect(self, classpath, jvm_options, libjvm, check_jni, keep_signals,
+                              cds)
         self._install_converter()
-        if mode == "inproc":  # callback settings, Python entry point (py4jni/callbacks.py)
-            from . import callbacks
-            callbacks.attach(self)
-            self.java_gateway_server = None
-        else:  # py4j's GatewayServer object, fixed id
-            self.java_gateway_server = _py4jni.object_ref(self._gateway_client,
-                                                          "GATEWAY_SERVER")
+        transport.attach(self)
+        self.java_gateway_server = transport.gateway_server(self._gateway_client)
         self.jvm = JVMView(self._gateway_client)
         self.entry_point = self._make_entry_point(entry_point)
-        if mode == "socket":  # proxies, callback server (py4jni/socket_callbacks.py)
-            from . import socket_callbacks
-            eager = start_callback_server or (callback_server_parameters is not None and
-                                              self.callback_server_parameters.eager_load)
-            try:
-                socket_callbacks.attach(self, callback_server_parameters is not None, eager)
-            except Exception:
-                self.close()  # ends the gateway; py4j would also stop the GatewayServer
-                raise
-        elif start_callback_server:
-            self.start_callback_server(self.callback_server_parameters)
+        transport.attach_after(self, start_callback_server, callback_server_parameters is not None)
         _describe_client(self)
 
     # -- set-up -------------------------------------------------------------------
@@ -520,9 +487,7 @@ class JavaGateway(_py4jni.Namespace):
 
     def _make_entry_point(self, entry_point: Any) -> Any:
         if entry_point is None:
-            if self._mode == "socket":
-                return _socket_entry_point(self._gateway_client)
-            return None
+            return self._transport.default_entry_point(self._gateway_client)
         if isinstance(entry_point, str):
             cls = self._gateway_client.resolve(None, entry_point)
             if cls is None:
@@ -536,24 +501,13 @@ class JavaGateway(_py4jni.Namespace):
         calls tell Java where it is); True when this call started it, False when it was
         running. Proxies passed to Java start it on demand. In-process callbacks need no
         server: returns True."""
-        if self._mode == "socket":
-            from . import socket_callbacks
-            try:
-                return socket_callbacks.start_callback_server(self, callback_server_parameters)
-            except Exception:
-                self.close()  # ends the gateway (py4j: shutdown, stopping the server too)
-                raise
-        from . import _hooks
-        return _hooks.start_callback_server(self, callback_server_parameters)
+        return self._transport.start_callback_server(self, callback_server_parameters)
 
     def get_callback_server(self) -> Any:
         """Socket mode: the running callback server (py4jni.socket_callbacks.CallbackServer:
         ``get_listening_port()``, ``get_listening_address()``, ``shutdown()``), or None.
         In-process: None (no server)."""
-        if self._mode == "socket":
-            from . import socket_callbacks
-            return socket_callbacks.get_callback_server(self)
-        return None
+        return self._transport.get_callback_server(self)
 
     # -- py4j API -------------------------------------------------------------------
     def new_jvm_view(self, name: str = "custom jvm") -> JVMView:
@@ -640,12 +594,7 @@ class JavaGateway(_py4jni.Namespace):
         In-process the JVM stays up (a JVM cannot be restarted in one process)."""
         from . import _hooks
         _hooks.before_shutdown(self)
-        if self._mode == "socket" and not self._gateway_client.closed:
-            try:
-                _py4jni.shutdown_server(self._gateway_client)
-            except Py4JError:
-                if raise_exception:
-                    raise
+        self._transport.stop_server(self, raise_exception)
         proc = self.__dict__.get("java_process")
         if proc is not None and proc.poll() is None:
             try:
@@ -663,7 +612,7 @@ class JavaGateway(_py4jni.Namespace):
         """Closes this gateway's connections, leaving the GatewayServer running (socket
         mode; the callback server too when ``keep_callback_server``). In-process the
         same as shutdown."""
-        if self._mode != "socket":
+        if not self._transport.closes_only():
             self.shutdown()
             return
         from . import _hooks
@@ -702,11 +651,13 @@ class JavaGateway(_py4jni.Namespace):
 
 
 def _choose_transport(mode: str | None, gateway_parameters: Any, gateway_client: Any,
-                      classpath: Any, entry_point: Any) -> tuple[str, Any, Any]:
+                      classpath: Any, entry_point: Any) -> tuple[Any, Any, Any]:
     """The one place a gateway's transport is decided: an explicit ``mode``, else the
     mode of a given client, else the py4j switch's PY4JNI_MODE (``python -m py4jni
     run`` / PY4JNI_AS_PY4J=1), else socket when ``gateway_parameters`` were given.
-    Returns (mode, classpath, entry_point), the latter two completed from the switch."""
+    Returns (transport, classpath, entry_point), the latter two completed from the switch
+    (transport: a py4jni/_transports.py Transport, which the gateway then asks instead of
+    testing the mode)."""
     # The switch is installed by importing py4jni._switch; unimported, it is off (and
     # importing it here would cost the first gateway ~10 ms of importlib machinery).
     _switch = sys.modules.get(__package__ + "._switch")
@@ -722,7 +673,7 @@ def _choose_transport(mode: str | None, gateway_parameters: Any, gateway_client:
     if switch is not None and mode == "inproc":
         classpath = classpath or switch.classpath
         entry_point = entry_point or switch.entry_point
-    return mode, classpath, entry_point
+    return _transports.TRANSPORTS[mode], classpath, entry_point
 
 
 def _refuse_tls(params: Any, what: str) -> None:
@@ -742,17 +693,13 @@ def _describe_client(gateway: "JavaGateway") -> None:
     if getattr(client, "gateway_parameters", None) is not None:  # a GatewayClient(...) given
         gateway.gateway_parameters = client.gateway_parameters
     params = gateway.gateway_parameters
-    if gateway._mode == "socket":
-        from . import socket_callbacks
-        pool = socket_callbacks.pool_of(gateway)
-    else:  # in-process, Java holds Python objects through JNI; the pool is py4j's API
-        pool = _POOL_ON_FIRST_USE
+    pool = gateway._transport.proxy_pool(gateway)
     client.gateway_parameters = params
     client.address = params.address
     client.port = params.port
     client.auto_close = params.auto_close
     client.ssl_context = params.ssl_context
-    client.is_connected = gateway._mode == "inproc" or not client.closed
+    client.is_connected = gateway._transport.is_connected(client)
     client.gateway_property = GatewayProperty(params.auto_field, pool,
                                               params.enable_memory_management)
     gateway.gateway_property = client.gateway_property
@@ -767,14 +714,7 @@ def _object_from_id(target_id: str, client: Any) -> Any:
     """``JavaObject(target_id, client)``: in socket mode a reference to the server's
     object ``target_id``; in-process the entry point (``"t"``), else a Py4JError (the
     ids of in-process objects are addresses, not names)."""
-    if client.kind == "socket":
-        return _py4jni.object_ref(client, target_id)
-    ref = getattr(client, "_entry_point", None)
-    entry = ref() if ref is not None else None
-    if target_id == proto.ENTRY_POINT_OBJECT_ID and entry is not None:
-        return entry
-    raise Py4JError(f"py4jni: no Java object {target_id!r} can be named in-process "
-                    "(keep the JavaObject itself)")
+    return _transports.of(client).object_from_id(target_id, client)
 
 
 class _ClientType(type):
@@ -902,7 +842,7 @@ def _member_stream(member: JavaMember, *args: Any) -> GatewayConnectionGuard:
     reads (``with member.stream() as g: g.read(n)``)."""
     owner = member.container
     client = owner._gateway_client
-    if client.kind != "socket":
+    if not _transports.of(client).names_objects:
         raise Py4JError("py4jni: JavaMember.stream() is py4j's binary socket protocol; "
                         "in-process, call the method and read its channel")
     target = (proto.STATIC_PREFIX + owner._fqn if isinstance(owner, JavaClass)
@@ -940,8 +880,3 @@ def _connect_socket(params: GatewayParameters) -> Any:
     _refuse_tls(params, "GatewayParameters")
     return _py4jni.socket_client(params.address, params.port, params.auth_token,
                                  float(params.read_timeout or 0.0))
-
-
-def _socket_entry_point(client: Any) -> Any:
-    """The GatewayServer's entry point object (py4j's fixed id ``t``)."""
-    return _py4jni.object_ref(client, "t")

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "binding.h"
-#include "inproc_internal.h" /* p4j_float_as_printed: Java's float -> Python rule */
 
 int p4j_bulk_enabled = 1;
 

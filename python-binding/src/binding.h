@@ -25,6 +25,12 @@ typedef struct ClientObject {
                           JavaObject(id, client) in get_return_value finds it), or NULL */
 } ClientObject;
 
+/* True when the client's transport has capability `cap` (P4J_CAP_*, bridge/client.h). */
+static inline bool p4jpy_has_cap(const ClientObject *cl, unsigned cap)
+{
+    return (cl->c->ops->caps & cap) != 0;
+}
+
 typedef struct JavaObject {
     PyObject_HEAD
     ClientObject *client;
@@ -130,7 +136,7 @@ PyObject *p4j_wrap_class(ClientObject *cl, p4j_ref *ref, PyObject *fqn);
 void p4j_ref_id(ClientObject *cl, const p4j_ref *ref, char *buf, size_t cap);
 
 /* Returns a new JavaMember bound to `owner`. */
-PyObject *p4j_member_new(PyObject *owner, PyObject *name, unsigned flags);
+PyObject *p4jpy_member_new(PyObject *owner, PyObject *name, unsigned flags);
 
 /* Prepares objects.c's constants (interned names). 0, or -1 with an exception. */
 int p4j_objects_init(void);
@@ -185,7 +191,7 @@ int p4j_batches_init(PyObject *module);
 /* Adds buffers.c's zero-copy functions (direct_buffer, as_memoryview). 0 or -1. */
 int p4j_buffers_init(PyObject *module);
 
-/* ---- callbacks: Java calls Python (callbacks.c, natives.c; py4jni/callbacks.py) */
+/* ---- callbacks: Java calls Python (py_callbacks.c, py_natives.c; py4jni/callbacks.py) */
 
 /* When `o` is a py4j-style proxy (its class has `Java.implements`) and the client is
  * in-process: sets *out to a new JavaObject for its Java proxy (made once, then reused
@@ -223,14 +229,14 @@ typedef struct p4j_gil {
     int kept; /* this entry made the thread's kept thread state */
 } p4j_gil;
 
-/* The only way code on a Java thread enters Python (callbacks.c): takes the GIL and
+/* The only way code on a Java thread enters Python (py_callbacks.c): takes the GIL and
  * returns 0, or returns -1 without touching Python once the interpreter is exiting. */
 int p4j_python_enter(p4j_gil *g);
 
 /* Releases the GIL p4j_python_enter took. */
 void p4j_python_leave(p4j_gil *g);
 
-/* Installs the callback hooks and adds callbacks.c / natives.c functions. 0 or -1. */
+/* Installs the callback hooks and adds py_callbacks.c / py_natives.c functions. 0 or -1. */
 int p4j_callbacks_init(PyObject *module);
 
 /* ---- callbacks in socket mode (socket_callbacks.c; py4jni/socket_callbacks.py) ---- */

@@ -1,5 +1,5 @@
 /* python-binding/src/buffers.c - zero-copy buffers between Python and Java, in-process
- * only (jni/inproc_buffers.h does the JNI side).
+ * only (jni/include/inproc_buffers.h does the JNI side).
  *
  * direct_buffer(client, obj): a Java direct ByteBuffer over the memory of a writable,
  * C-contiguous Python buffer (bytearray, numpy array, mmap). The Py_buffer export is
@@ -11,7 +11,6 @@
  * and its memory stay alive while the memoryview or any view taken from it lives.
  */
 #include "binding.h"
-#include "inproc.h"
 #include "inproc_buffers.h"
 
 /* ------------------------------------------------------ Python memory for Java */
@@ -41,7 +40,7 @@ static ClientObject *inproc_client_of(PyObject *clo, const char *what)
         return NULL;
     }
     ClientObject *cl = (ClientObject *)clo;
-    if (!p4j_client_is_inproc(cl->c)) {
+    if (!p4jpy_has_cap(cl, P4J_CAP_BUFFERS)) {
         PyErr_Format(p4j_reg.Py4JError, "py4jni: %s needs the in-process gateway (socket "
                      "mode: Java runs in another process and cannot see Python's memory)",
                      what);

@@ -3,7 +3,6 @@
 #include <string.h>
 
 #include "binding.h"
-#include "inproc.h"
 
 p4j_registry p4j_reg;
 
@@ -126,7 +125,7 @@ static int foreign_check(ClientObject *cl, ClientObject *owner)
                         "down; it cannot be passed to another gateway");
         return -1;
     }
-    if (!p4j_client_is_inproc(cl->c) || !p4j_client_is_inproc(owner->c)) {
+    if (cl->c->ops != owner->c->ops || !p4jpy_has_cap(cl, P4J_CAP_SHARED_REFS)) {
         PyErr_SetString(p4j_reg.Py4JError,
                         "py4jni: this Java object belongs to another gateway (socket-mode "
                         "objects live in their own server)");
@@ -248,7 +247,7 @@ int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *
         v->u.bytes.len = (size_t)pack->bufs[index].len;
         return 0;
     }
-    if (P4J_IS_JAVACLASS(o) && p4j_client_is_inproc(cl->c)) { /* as its java.lang.Class */
+    if (P4J_IS_JAVACLASS(o) && p4jpy_has_cap(cl, P4J_CAP_CLASS_ARG)) { /* as its java.lang.Class */
         if (((JavaClassObject *)o)->client != cl &&
             foreign_check(cl, ((JavaClassObject *)o)->client) < 0)
             return -1;
@@ -484,12 +483,7 @@ PyObject *p4j_value_to_py(ClientObject *cl, p4j_value *v)
 
 void p4j_ref_id(ClientObject *cl, const p4j_ref *ref, char *buf, size_t cap)
 {
-    if (!ref->handle)
-        snprintf(buf, cap, "null");
-    else if (p4j_client_is_inproc(cl->c))
-        snprintf(buf, cap, "o%lx", (unsigned long)(uintptr_t)ref->handle);
-    else
-        snprintf(buf, cap, "%s", (const char *)ref->handle);
+    cl->c->ops->ref_id(cl->c, ref, buf, cap);
 }
 
 /* The error hook now in force: java_gateway.get_return_value, or protocol's when only

@@ -7,9 +7,8 @@
 #include <string.h>
 
 #include "binding.h"
-#include "inproc.h"
 #include "jvm.h"
-#include "socket_client.h"
+#include "transport.h"
 
 /* Runs a transport operation with the GIL released; expands to a p4j_status. */
 #define P4J_RUN(st, expr)           \
@@ -273,6 +272,21 @@ static PyObject *client_get_kind(PyObject *self, void *closure)
     return PyUnicode_FromString(((ClientObject *)self)->c->ops->name);
 }
 
+static PyObject *client_get_caps(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromUnsignedLong(((ClientObject *)self)->c->ops->caps);
+}
+
+static PyObject *client_get_bulk(PyObject *self, void *closure)
+{
+    (void)closure;
+    const p4j_client_ops *ops = ((ClientObject *)self)->c->ops;
+    return PyBool_FromLong(ops->cursor_open && ops->cursor_next && ops->collection_new &&
+                           ops->array_info && ops->array_read && ops->array_write &&
+                           ops->array_new);
+}
+
 static PyObject *client_get_converter(PyObject *self, void *closure)
 {
     (void)closure;
@@ -349,7 +363,11 @@ static PyGetSetDef client_getset[] = {
      "py4j's auto_field: attributes of JavaObjects read a public field when there is one "
      "(one extra transport call per attribute read).", NULL},
     {"closed", client_get_closed, NULL, "True after shutdown().", NULL},
-    {"kind", client_get_kind, NULL, "'inproc' or 'socket'.", NULL},
+    {"kind", client_get_kind, NULL, "'inproc' or 'socket' (for messages: ask caps).", NULL},
+    {"caps", client_get_caps, NULL,
+     "What the transport can do: CAP_* bits of this module (bridge/client.h).", NULL},
+    {"bulk", client_get_bulk, NULL,
+     "True when the transport has the bulk operations (collections, arrays).", NULL},
     {"converter", client_get_converter, client_set_converter,
      "callable(obj) -> JavaObject for Python arguments of other types (auto_convert, "
      "callbacks), or None.", NULL},
@@ -439,13 +457,15 @@ static PyObject *mod_inproc_client(PyObject *mod, PyObject *args, PyObject *kw)
             return NULL;
         }
     }
-    p4j_jvm_options o = {.libjvm_path = libjvm, .helper_jar = jar, .classpath = classpath,
-                         .options = opts, .noptions = (size_t)n, .check_jni = check_jni,
-                         .keep_signals = keep_signals};
+    p4jpy_transport_spec spec = {
+        .kind = P4JPY_TRANSPORT_INPROC,
+        .jvm = {.libjvm_path = libjvm, .helper_jar = jar, .classpath = classpath,
+                .options = opts, .noptions = (size_t)n, .check_jni = check_jni,
+                .keep_signals = keep_signals}};
     p4j_client *c = NULL;
     p4j_error err = {0};
     p4j_status st;
-    P4J_RUN(st, p4j_inproc_client_new(&o, &c, &err));
+    P4J_RUN(st, p4jpy_transport_new(&spec, &c, &err));
     PyMem_Free(opts);
     Py_DECREF(seq);
     if (st != P4J_OK) {
@@ -475,7 +495,10 @@ static PyObject *mod_socket_client(PyObject *mod, PyObject *args, PyObject *kw)
     p4j_client *c = NULL;
     p4j_error err = {0};
     p4j_status st;
-    P4J_RUN(st, p4j_socket_client_new(address, port, token, timeout, &c, &err));
+    p4jpy_transport_spec spec = {.kind = P4JPY_TRANSPORT_SOCKET, .address = address,
+                                 .port = port, .auth_token = token,
+                                 .read_timeout_s = timeout};
+    P4J_RUN(st, p4jpy_transport_new(&spec, &c, &err));
     if (st != P4J_OK) {
         PyObject *type = err.kind == P4J_ERR_NETWORK ? p4j_reg.Py4JNetworkError : p4j_reg.Py4JError;
         PyErr_SetString(type ? type : PyExc_RuntimeError,
@@ -494,13 +517,13 @@ static PyObject *mod_object_ref(PyObject *mod, PyObject *args)
     if (!PyArg_ParseTuple(args, "O!s:object_ref", &ClientType, &client, &id))
         return NULL;
     ClientObject *cl = (ClientObject *)client;
-    if (p4j_client_is_inproc(cl->c)) {
+    if (!cl->c->ops->ref_from_id) {
         PyErr_SetString(PyExc_ValueError, "object_ref names socket-mode object ids only");
         return NULL;
     }
     p4j_ref ref;
     p4j_error err = {0};
-    if (p4j_socket_ref_new(id, false, &ref, &err) != P4J_OK)
+    if (cl->c->ops->ref_from_id(cl->c, id, &ref, &err) != P4J_OK)
         return p4j_raise(cl, &err, NULL);
     return p4j_wrap_ref(cl, P4J_REF, &ref);
 }
@@ -513,13 +536,13 @@ static PyObject *mod_shutdown_server(PyObject *mod, PyObject *arg)
         return NULL;
     }
     ClientObject *cl = (ClientObject *)arg;
-    if (p4j_client_is_inproc(cl->c)) {
+    if (!cl->c->ops->shutdown_server) {
         PyErr_SetString(PyExc_ValueError, "shutdown_server is for socket clients");
         return NULL;
     }
     p4j_error err = {0};
     p4j_status st;
-    P4J_RUN(st, p4j_socket_client_shutdown_server(cl->c, &err));
+    P4J_RUN(st, cl->c->ops->shutdown_server(cl->c, &err));
     if (st != P4J_OK)
         return p4j_raise(cl, &err, NULL);
     Py_RETURN_NONE;
@@ -591,12 +614,12 @@ static PyObject *mod_member(PyObject *mod, PyObject *args)
     if (!PyArg_ParseTuple(args, "OU:member", &owner, &name))
         return NULL;
     if (P4J_IS_JAVACLASS(owner))
-        return p4j_member_new(owner, name, P4J_CALL_STATIC);
+        return p4jpy_member_new(owner, name, P4J_CALL_STATIC);
     if (!P4J_IS_JAVAOBJECT(owner)) {
         PyErr_SetString(PyExc_TypeError, "member() needs a JavaObject or JavaClass");
         return NULL;
     }
-    return p4j_member_new(owner, name, 0);
+    return p4jpy_member_new(owner, name, 0);
 }
 
 static PyMethodDef module_methods[] = {
@@ -645,7 +668,13 @@ PyMODINIT_FUNC PyInit__py4jni(void)
         PyModule_AddObjectRef(m, "JavaObject", (PyObject *)&JavaObjectType) < 0 ||
         PyModule_AddObjectRef(m, "JavaClass", (PyObject *)&JavaClassType) < 0 ||
         PyModule_AddObjectRef(m, "JavaMember", (PyObject *)&JavaMemberType) < 0 ||
-        PyModule_AddObjectRef(m, "Namespace", (PyObject *)&NamespaceType) < 0) {
+        PyModule_AddObjectRef(m, "Namespace", (PyObject *)&NamespaceType) < 0 ||
+        PyModule_AddIntConstant(m, "CAP_SHARED_REFS", P4J_CAP_SHARED_REFS) < 0 ||
+        PyModule_AddIntConstant(m, "CAP_CLASS_ARG", P4J_CAP_CLASS_ARG) < 0 ||
+        PyModule_AddIntConstant(m, "CAP_CALLBACKS", P4J_CAP_CALLBACKS) < 0 ||
+        PyModule_AddIntConstant(m, "CAP_NATIVES", P4J_CAP_NATIVES) < 0 ||
+        PyModule_AddIntConstant(m, "CAP_BUFFERS", P4J_CAP_BUFFERS) < 0 ||
+        PyModule_AddIntConstant(m, "CAP_TEXT_PROXIES", P4J_CAP_TEXT_PROXIES) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -1,4 +1,6 @@
-/* python-binding/src/objects.c - JavaObject, JavaClass and JavaMember.
+/* python-binding/src/objects.c - JavaObject, JavaClass, JavaMember and Namespace (the
+ * base of the Python name spaces such as JavaGateway and JVMView: names cached in the
+ * instance are read at C speed, a miss calls self._resolve(name)).
  *
  * Any attribute of a JavaObject that its Python type does not define is a JavaMember
  * (py4j's rule); calling it converts the arguments, releases the GIL around one
@@ -34,7 +36,7 @@ static int member_freelist_len;
 static PyObject *member_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
                                    PyObject *kwnames);
 
-PyObject *p4j_member_new(PyObject *owner, PyObject *name, unsigned flags)
+PyObject *p4jpy_member_new(PyObject *owner, PyObject *name, unsigned flags)
 {
     Py_ssize_t len;
     const char *cname = PyUnicode_AsUTF8AndSize(name, &len);
@@ -344,13 +346,13 @@ static PyObject *jobject_getattro(PyObject *self, PyObject *name)
             return v;
         PyErr_Clear();
     }
-    return p4j_member_new(self, name, 0);
+    return p4jpy_member_new(self, name, 0);
 }
 
 /* Calls Java method `name` (an interned str) with no arguments on `self`. */
 static PyObject *call0(PyObject *self, PyObject *name)
 {
-    PyObject *m = p4j_member_new(self, name, 0);
+    PyObject *m = p4jpy_member_new(self, name, 0);
     if (!m)
         return NULL;
     PyObject *r = PyObject_Vectorcall(m, NULL, 0, NULL);
@@ -404,7 +406,7 @@ static PyObject *jobject_richcompare(PyObject *self, PyObject *other, int op)
             return PyBool_FromLong(op == Py_NE);
         Py_RETURN_NOTIMPLEMENTED;
     }
-    PyObject *m = p4j_member_new(self, name_equals, 0);
+    PyObject *m = p4jpy_member_new(self, name_equals, 0);
     if (!m)
         return NULL;
     PyObject *r = PyObject_Vectorcall(m, &other, 1, NULL);
@@ -615,6 +617,13 @@ static void jclass_dealloc(PyObject *self)
     PyObject_GC_Del(self);
 }
 
+/* What JavaClass.members caches per static name (a nested class is cached as its
+ * JavaClass itself). */
+typedef enum p4jpy_static_cached {
+    P4JPY_CACHED_FIELD = 1,  /* a field: its value is read on every access */
+    P4JPY_CACHED_METHOD = 2, /* methods: a JavaMember is made at once       */
+} p4jpy_static_cached;
+
 /* Resolves static member `name`: returns the field's value, a JavaMember, or a nested
  * JavaClass; the kind of each name is cached (field values are read every time). */
 static PyObject *jclass_member(JavaClassObject *o, PyObject *name)
@@ -624,8 +633,8 @@ static PyObject *jclass_member(JavaClassObject *o, PyObject *name)
     PyObject *kind = PyDict_GetItemWithError(o->members, name);
     if (!kind && PyErr_Occurred())
         return NULL;
-    if (kind && PyLong_CheckExact(kind) && PyLong_AsLong(kind) == 2)
-        return p4j_member_new((PyObject *)o, name, P4J_CALL_STATIC);
+    if (kind && PyLong_CheckExact(kind) && PyLong_AsLong(kind) == P4JPY_CACHED_METHOD)
+        return p4jpy_member_new((PyObject *)o, name, P4J_CALL_STATIC);
     if (kind && P4J_IS_JAVACLASS(kind))
         return Py_NewRef(kind);
     if (p4j_check_open(o->client) < 0)
@@ -651,20 +660,20 @@ static PyObject *jclass_member(JavaClassObject *o, PyObject *name)
         return p4j_raise(cl, &err, NULL);
     }
     if (out.kind == P4J_METHOD) {
-        PyObject *two = PyLong_FromLong(2);
-        if (!two || PyDict_SetItem(o->members, name, two) < 0) {
-            Py_XDECREF(two);
+        PyObject *method = PyLong_FromLong(P4JPY_CACHED_METHOD);
+        if (!method || PyDict_SetItem(o->members, name, method) < 0) {
+            Py_XDECREF(method);
             return NULL;
         }
-        Py_DECREF(two);
-        return p4j_member_new((PyObject *)o, name, P4J_CALL_STATIC);
+        Py_DECREF(method);
+        return p4jpy_member_new((PyObject *)o, name, P4J_CALL_STATIC);
     }
     PyObject *r = p4j_value_to_py(cl, &out);
     if (!r)
         return NULL;
     PyObject *cache = P4J_IS_JAVACLASS(r) ? r : NULL;
     if (!cache && !field)
-        cache = PyLong_FromLong(1);
+        cache = PyLong_FromLong(P4JPY_CACHED_FIELD);
     else if (cache)
         Py_INCREF(cache);
     if (cache) {

@@ -6,23 +6,21 @@
  *  - p4j_socket_proxy_value: a Python proxy passed as an argument becomes py4j's
  *    `f<id>;<iface>;...` (its text comes from the client's proxy_hook);
  *  - wire_decode_args(client, parts): the argument lines of a Java `c` command ->
- *    Python objects (bridge/wire.h's answer decoder, then p4j_value_to_py);
+ *    Python objects (the transport's decode_arg, then p4j_value_to_py);
  *  - wire_answer(client, value, error=False, keep=None): `!y<part>\n` or `!x<part>\n`
- *    (p4j_value_from_py, then p4j_wire_arg).
+ *    (p4j_value_from_py, then the transport's encode_answer).
  * Every function needs the GIL; none keeps state.
  */
 #include <string.h>
 
 #include "binding.h"
-#include "inproc.h"
-#include "wire.h"
 
 static PyObject *str_Java; /* interned "Java" */
 
 int p4j_socket_proxy_value(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *pack)
 {
-    if (cl->proxy_hook == NULL || cl->proxy_hook == Py_None || p4j_client_is_inproc(cl->c) ||
-        !_PyType_Lookup(Py_TYPE(o), str_Java))
+    if (cl->proxy_hook == NULL || cl->proxy_hook == Py_None ||
+        !p4jpy_has_cap(cl, P4J_CAP_TEXT_PROXIES) || !_PyType_Lookup(Py_TYPE(o), str_Java))
         return 0;
     PyObject *text = PyObject_CallOneArg(cl->proxy_hook, o);
     if (!text)
@@ -56,7 +54,7 @@ static int socket_client_arg(PyObject *o, ClientObject **cl)
         return -1;
     }
     *cl = (ClientObject *)o;
-    if (p4j_client_is_inproc((*cl)->c)) {
+    if (!p4jpy_has_cap(*cl, P4J_CAP_TEXT_PROXIES)) {
         PyErr_SetString(PyExc_ValueError, "the wire codec serves socket clients only");
         return -1;
     }
@@ -67,22 +65,11 @@ static int socket_client_arg(PyObject *o, ClientObject **cl)
  * Python object. `line` is scratch room of at least len + 3 bytes. */
 static PyObject *decode_part(ClientObject *cl, const char *part, Py_ssize_t len, char *line)
 {
-    if (len > 0 && part[len - 1] == '\n')
-        len--;
-    line[0] = '!';
-    line[1] = 'y';
-    memcpy(line + 2, part, (size_t)len);
-    line[len + 2] = 0;
+    memcpy(line, part, (size_t)len);
     p4j_value out;
     p4j_error err = {0};
-    p4j_answer a = p4j_wire_decode(line, (size_t)len + 2, NULL, &out, &err);
-    if (a == P4J_ANSWER_VALUE)
+    if (cl->c->ops->decode_arg(cl->c, line, (size_t)len, &out, &err) == P4J_OK)
         return p4j_value_to_py(cl, &out);
-    if (a == P4J_ANSWER_JAVA_ERROR || a == P4J_ANSWER_NO_MEMBER)
-        p4j_value_discard(cl, &out);
-    if (err.kind == P4J_ERR_NONE)
-        p4j_error_set(&err, P4J_ERR_BRIDGE, "py4jni: unexpected callback argument %.200s",
-                      line + 2);
     return p4j_raise(cl, &err, NULL);
 }
 
@@ -156,20 +143,15 @@ static PyObject *mod_wire_answer(PyObject *mod, PyObject *args, PyObject *kw)
             return NULL;
         }
     }
-    p4j_wbuf b;
-    p4j_wbuf_init(&b);
-    p4j_wbuf_put(&b, error ? "!x" : "!y", 2);
+    char *text = NULL;
+    size_t len = 0;
     p4j_error err = {0};
-    p4j_status st = p4j_wire_arg(&b, &pack.vals[0], NULL, NULL, &err);
+    p4j_status st = cl->c->ops->encode_answer(cl->c, &pack.vals[0], error, &text, &len, &err);
     p4j_args_release(&pack);
-    PyObject *r = NULL;
     if (st != P4J_OK)
-        p4j_raise(cl, &err, NULL);
-    else if (b.oom)
-        PyErr_NoMemory();
-    else
-        r = PyBytes_FromStringAndSize(b.data, (Py_ssize_t)b.len);
-    p4j_wbuf_free(&b);
+        return p4j_raise(cl, &err, NULL);
+    PyObject *r = PyBytes_FromStringAndSize(text, (Py_ssize_t)len);
+    free(text);
     return r;
 }
 

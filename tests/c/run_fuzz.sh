@@ -17,8 +17,8 @@ fi
 mkdir -p "$out/corpus"
 "$cc" -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra \
     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -I"$root/bridge" \
-    "$here/fuzz_wire_decode.c" "$root/bridge/wire.c" "$root/bridge/value.c" \
+    -I"$root/bridge" -I"$root/bridge/socket" -I"$root/bridge/socket/include" \
+    "$here/fuzz_wire_decode.c" "$root/bridge/socket/wire.c" "$root/bridge/value.c" \
     "$root/bridge/error.c" -lpthread -lm -o "$out/fuzz_wire_decode"
 # Seed a few real answers so the run starts from the protocol, not from noise.
 printf '\000!yro12' > "$out/corpus/ref"

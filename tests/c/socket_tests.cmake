@@ -1,5 +1,5 @@
 # tests/c/socket_tests.cmake - CMocka tests of the py4j wire codec and socket client.
-# Included from tests/CMakeLists.txt; needs the p4j_bridge target.
+# Included from tests/CMakeLists.txt; needs the p4j_socket target (bridge/socket/).
 #   test_wire           codec only, no server
 #   test_socket_client  against a real py4j GatewayServer started by the test
 #                       (skipped when P4J_PY4J_JAR is empty)
@@ -41,10 +41,12 @@ if(Java_JAVA_EXECUTABLE)
 endif()
 
 add_executable(test_wire "${CMAKE_CURRENT_LIST_DIR}/test_wire.c")
-target_link_libraries(test_wire PRIVATE p4j_bridge PkgConfig::P4J_CMOCKA m)
+target_link_libraries(test_wire PRIVATE p4j_socket PkgConfig::P4J_CMOCKA m)
+target_include_directories(test_wire PRIVATE "${CMAKE_SOURCE_DIR}/bridge/socket")
 
 add_executable(test_socket_client "${CMAKE_CURRENT_LIST_DIR}/test_socket_client.c")
-target_link_libraries(test_socket_client PRIVATE p4j_bridge PkgConfig::P4J_CMOCKA m)
+target_link_libraries(test_socket_client PRIVATE p4j_socket PkgConfig::P4J_CMOCKA m)
+target_include_directories(test_socket_client PRIVATE "${CMAKE_SOURCE_DIR}/bridge/socket")
 
 add_test(NAME socket_wire COMMAND test_wire)
 add_test(NAME socket_client COMMAND test_socket_client)

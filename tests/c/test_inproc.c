@@ -257,7 +257,7 @@ static void test_conversions_check_their_input(void **state)
     assert_int_equal(client->ops->construct(client, &cls.ref, &text, 1, &sb, &err), P4J_OK);
     JNIEnv *env = p4j_jvm_env(&err);
     assert_non_null(env);
-    p4j_member plan = {.nargs = 1};
+    p4jj_member plan = {.nargs = 1};
     plan.keys[0] = 'r';
     plan.conv[0] = CONV_C; /* a plan that planning would refuse: the conversion refuses too */
     jvalue j;

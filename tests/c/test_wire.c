@@ -1,4 +1,4 @@
-/* tests/c/test_wire.c - the py4j wire codec (bridge/wire.h) without a server:
+/* tests/c/test_wire.c - the py4j wire codec (bridge/socket/wire.h) without a server:
  * argument encoding for every kind, escaping, base64, answer decoding for every
  * prefix, and malformed or truncated answers. */
 #include <math.h>

@@ -187,3 +187,22 @@ def test_objects_after_shutdown_raise(inproc_gateway):
     with pytest.raises(Py4JError):
         gw2.jvm.java.util.HashMap
     del sb  # releasing after shutdown must not crash
+
+
+def test_transport_capabilities_drive_the_binding(gateway):
+    """The binding asks the client's caps (bridge/client.h), never its mode: each transport
+    advertises what it has, and the gateway holds the matching Python-side transport."""
+    from py4jni import _py4jni
+    client = gateway._gateway_client
+    inproc_only = (_py4jni.CAP_SHARED_REFS | _py4jni.CAP_CLASS_ARG | _py4jni.CAP_CALLBACKS |
+                   _py4jni.CAP_NATIVES | _py4jni.CAP_BUFFERS)
+    assert gateway._transport.mode == client.kind
+    if client.kind == "inproc":
+        assert client.caps == inproc_only and client.bulk
+        assert gateway.java_gateway_server is None
+    else:
+        assert client.caps == _py4jni.CAP_TEXT_PROXIES and not client.bulk
+        assert gateway.java_gateway_server is not None
+    # an object id names the object through the transport's own spelling
+    sb = gateway.jvm.java.lang.StringBuilder()
+    assert sb._target_id.startswith("o")

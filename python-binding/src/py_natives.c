@@ -1,12 +1,11 @@
-/* python-binding/src/natives.c - register_natives: Java `native` methods implemented by
- * Python callables (jni/natives.h builds a libffi closure per method; the calls run
- * through the callback hooks of callbacks.c with the callable as target).
+/* python-binding/src/py_natives.c - register_natives: Java `native` methods implemented by
+ * Python callables (jni/include/natives.h builds a libffi closure per method; the calls run
+ * through the callback hooks of py_callbacks.c with the callable as target).
  *
  * Validation of the mapping (names, overloads, arity) is in py4jni/callbacks.py; this
  * file lists a class's natives and binds the chosen ones.
  */
 #include "binding.h"
-#include "inproc.h"
 #include "natives.h"
 
 void *p4j_handle_new_owned(ClientObject *cl, PyObject *obj);
@@ -21,7 +20,7 @@ static int args_client_class(PyObject *clo, PyObject *clso, ClientObject **cl,
     }
     *cl = (ClientObject *)clo;
     *cls = (JavaClassObject *)clso;
-    if (!p4j_client_is_inproc((*cl)->c)) {
+    if (!p4jpy_has_cap(*cl, P4J_CAP_NATIVES)) {
         PyErr_SetString(p4j_reg.Py4JError,
                         "py4jni: register_natives needs the in-process gateway");
         return -1;

@@ -1,4 +1,4 @@
-/* jni/callbacks.h - Java calls Python: proxies (py4j callbacks) and the dispatch that
+/* jni/include/callbacks.h - Java calls Python: proxies (py4j callbacks) and the dispatch that
  * Python-implemented natives (jni/natives.c) share.
  *
  * Nothing here knows of Python. The binding installs hooks (p4j_cb_install); a "target"

@@ -1,4 +1,4 @@
-/* bridge/wire.h - py4j's text wire protocol: command encoding, answer decoding.
+/* bridge/socket/wire.h - py4j's text wire protocol: command encoding, answer decoding.
  *
  * A command is lines ending in '\n' (command letter, sub-command, parts, arguments,
  * "e"); an answer is one line "!" + status + payload. This codec builds commands

@@ -1,4 +1,4 @@
-/* jni/jvm.h - the one embedded JVM of this process.
+/* jni/include/jvm.h - the one embedded JVM of this process.
  *
  * libjvm is loaded with dlopen (never linked). The JVM is created once per process and
  * never destroyed (DestroyJavaVM waits for non-daemon threads and cannot be undone); it

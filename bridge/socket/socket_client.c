@@ -1,4 +1,4 @@
-/* bridge/socket_client.c - p4j_client over TCP to a py4j GatewayServer (see
+/* bridge/socket/socket_client.c - p4j_client over TCP to a py4j GatewayServer (see
  * socket_client.h). Commands are built with the wire codec (wire.h) into the
  * connection's buffer, sent in one write, and answered by one line.
  *
@@ -621,6 +621,21 @@ static p4j_status put_args(socket_client *sc, p4j_wbuf *b, const p4j_value *args
     return P4J_OK;
 }
 
+/* Ends command `b` (begun on `cn`) with the argument parts, sends it and reads the
+ * answer into `out`; gives `cn` back. The tail of call and construct. */
+static p4j_status send_with_args(socket_client *sc, conn *cn, p4j_wbuf *b,
+                                 const p4j_value *args, size_t nargs, p4j_value *out,
+                                 p4j_error *err)
+{
+    p4j_answer a = P4J_ANSWER_ERROR;
+    if (put_args(sc, b, args, nargs, err) == P4J_OK) {
+        p4j_wire_end(b);
+        a = transact(sc, cn, out, err);
+    }
+    give_back(sc, cn);
+    return value_status(a, out, err);
+}
+
 /* Appends "r<view id>" (the default view when view is NULL). */
 static void put_view(p4j_wbuf *b, const p4j_ref *view)
 {
@@ -654,13 +669,7 @@ static p4j_status op_call(p4j_client *c, const p4j_ref *target, unsigned flags,
         p4j_wbuf_put(b, "z:", 2);
     p4j_wire_cpart(b, target->handle);
     p4j_wire_part(b, name, name_len);
-    p4j_answer a = P4J_ANSWER_ERROR;
-    if (put_args(sc, b, args, nargs, err) == P4J_OK) {
-        p4j_wire_end(b);
-        a = transact(sc, cn, out, err);
-    }
-    give_back(sc, cn);
-    return value_status(a, out, err);
+    return send_with_args(sc, cn, b, args, nargs, out, err);
 }
 
 static p4j_status op_construct(p4j_client *c, const p4j_ref *cls, const p4j_value *args,
@@ -674,13 +683,7 @@ static p4j_status op_construct(p4j_client *c, const p4j_ref *cls, const p4j_valu
     OP_BEGIN(sc, cn, err);
     p4j_wbuf *b = begin(cn, "i");
     p4j_wire_cpart(b, cls->handle);
-    p4j_answer a = P4J_ANSWER_ERROR;
-    if (put_args(sc, b, args, nargs, err) == P4J_OK) {
-        p4j_wire_end(b);
-        a = transact(sc, cn, out, err);
-    }
-    give_back(sc, cn);
-    return value_status(a, out, err);
+    return send_with_args(sc, cn, b, args, nargs, out, err);
 }
 
 static p4j_status op_field_get(p4j_client *c, const p4j_ref *target, unsigned flags,
@@ -1199,8 +1202,63 @@ static void op_destroy(p4j_client *c)
     free(sc);
 }
 
+static void op_ref_id(p4j_client *c, const p4j_ref *ref, char *buf, size_t cap)
+{
+    (void)c;
+    snprintf(buf, cap, "%s", ref->handle ? (const char *)ref->handle : "null");
+}
+
+static p4j_status op_ref_from_id(p4j_client *c, const char *id, p4j_ref *out, p4j_error *err)
+{
+    (void)c;
+    return p4j_socket_ref_new(id, false, out, err);
+}
+
+static p4j_status op_decode_arg(p4j_client *c, char *buf, size_t len, p4j_value *out,
+                                p4j_error *err)
+{
+    if (len > 0 && buf[len - 1] == '\n')
+        len--;
+    memmove(buf + 2, buf, len); /* an answer line: "!y" + the part */
+    buf[0] = '!';
+    buf[1] = 'y';
+    buf[len + 2] = 0;
+    p4j_answer a = p4j_wire_decode(buf, len + 2, NULL, out, err);
+    if (a == P4J_ANSWER_VALUE)
+        return P4J_OK;
+    if (a == P4J_ANSWER_JAVA_ERROR || a == P4J_ANSWER_NO_MEMBER) {
+        if (p4j_kind_has_ref(out->kind))
+            op_release(c, &out->ref);
+        value_drop(out);
+    }
+    if (err->kind == P4J_ERR_NONE)
+        p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: unexpected callback argument %.200s",
+                      buf + 2);
+    return P4J_ERROR;
+}
+
+static p4j_status op_encode_answer(p4j_client *c, const p4j_value *v, bool error, char **out,
+                                   size_t *len, p4j_error *err)
+{
+    (void)c;
+    p4j_wbuf b;
+    p4j_wbuf_init(&b);
+    p4j_wbuf_put(&b, error ? "!x" : "!y", 2);
+    p4j_status st = p4j_wire_arg(&b, v, NULL, NULL, err);
+    if (st == P4J_OK && b.oom)
+        st = p4j_error_set(err, P4J_ERR_MEMORY, "out of memory");
+    if (st != P4J_OK) {
+        p4j_wbuf_free(&b);
+        return st;
+    }
+    *out = b.data;
+    *len = b.len;
+    return P4J_OK;
+}
+
 static const p4j_client_ops socket_ops = {
     .name = "socket",
+    .caps = P4J_CAP_TEXT_PROXIES,
     .call = op_call,
     .construct = op_construct,
     .field_get = op_field_get,
@@ -1217,6 +1275,11 @@ static const p4j_client_ops socket_ops = {
     .dup = op_dup,
     .shutdown = op_shutdown,
     .destroy = op_destroy,
+    .ref_id = op_ref_id,
+    .ref_from_id = op_ref_from_id,
+    .shutdown_server = p4j_socket_client_shutdown_server,
+    .decode_arg = op_decode_arg,
+    .encode_answer = op_encode_answer,
 };
 
 /* ---- public entry points ------------------------------------------------------------ */

@@ -1,6 +1,6 @@
-/* python-binding/src/callbacks.c - Python objects Java calls (the hooks of
- * jni/callbacks.h): py4j-style proxies, the Python entry point, and the dispatch that
- * Python-implemented natives (natives.c) share.
+/* python-binding/src/py_callbacks.c - Python objects Java calls (the hooks of
+ * jni/include/callbacks.h): py4j-style proxies, the Python entry point, and the dispatch that
+ * Python-implemented natives (py_natives.c) share.
  *
  * A handle (p4j_pyhandle) holds one Python object for Java. Its count says how many
  * Java owners it has (each proxy, the entry-point slot, each native closure) plus
@@ -20,7 +20,6 @@
 
 #include "binding.h"
 #include "callbacks.h"
-#include "inproc.h"
 #include "jvm.h"
 
 typedef struct p4j_pyhandle {
@@ -533,7 +532,7 @@ static int proxy_make(ClientObject *cl, PyObject *o, PyObject *key, p4j_pyhandle
 int p4j_proxy_for(ClientObject *cl, PyObject *o, PyObject **out)
 {
     *out = NULL;
-    if (!str_Java || !_PyType_Lookup(Py_TYPE(o), str_Java) || !p4j_client_is_inproc(cl->c))
+    if (!str_Java || !_PyType_Lookup(Py_TYPE(o), str_Java) || !p4jpy_has_cap(cl, P4J_CAP_CALLBACKS))
         return 0;
     if (p4j_check_open(cl) < 0)
         return -1;
@@ -575,7 +574,7 @@ int p4j_proxy_for(ClientObject *cl, PyObject *o, PyObject **out)
 
 PyObject *p4j_proxy_unwrap(ClientObject *cl, p4j_value *v)
 {
-    if (!v->ref.cls || !p4j_client_is_inproc(cl->c))
+    if (!v->ref.cls || !p4jpy_has_cap(cl, P4J_CAP_CALLBACKS))
         return NULL;
     p4j_pyhandle *h = p4j_cb_proxy_target(&v->ref);
     if (!h)
@@ -595,7 +594,7 @@ static int client_arg(PyObject *o, ClientObject **cl)
         return -1;
     }
     *cl = (ClientObject *)o;
-    if (!p4j_client_is_inproc((*cl)->c)) {
+    if (!p4jpy_has_cap(*cl, P4J_CAP_CALLBACKS)) {
         PyErr_SetString(p4j_reg.Py4JError,
                         "py4jni: this needs the in-process gateway (socket-mode callbacks go "
                         "through py4j's callback server)");
@@ -688,7 +687,7 @@ static void on_java_exit(void)
 static PyMethodDef exit_def = {"_callbacks_exit", mod_callbacks_exit, METH_NOARGS,
                                "Stops Java from calling Python (run at interpreter exit)."};
 
-/* Used by natives.c. */
+/* Used by py_natives.c. */
 void *p4j_handle_new_owned(ClientObject *cl, PyObject *obj);
 void p4j_handle_drop(void *h);
 

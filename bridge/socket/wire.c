@@ -1,4 +1,4 @@
-/* bridge/wire.c - py4j wire codec (see wire.h). No I/O, no global mutable state
+/* bridge/socket/wire.c - py4j wire codec (see wire.h). No I/O, no global mutable state
  * after the one-time table set-up. */
 #include "wire.h"
 

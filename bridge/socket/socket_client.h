@@ -1,5 +1,6 @@
-/* bridge/socket_client.h - the p4j_client that talks py4j's wire protocol over TCP
- * to a py4j GatewayServer (py4j's own Java server, unmodified).
+/* bridge/socket/socket_client.h - the socket transport's own API beyond its constructor
+ * (include/socket_transport.h), for bridge/socket/ and its tests: the ops table reaches
+ * the rest.
  *
  * Refs: p4j_ref.handle is the malloc'd NUL-terminated py4j object id ("o12");
  * a class ref (P4J_CLASS results, p4j_socket_ref_new(..., true)) holds the class's
@@ -10,21 +11,13 @@
 #ifndef P4J_SOCKET_CLIENT_H
 #define P4J_SOCKET_CLIENT_H
 
-#include "client.h"
+#include "socket_transport.h"
 #include "wire.h"
 
 /* Well-known py4j object ids. */
 #define P4J_SOCKET_DEFAULT_VIEW_ID "j"      /* the default JVM view (sent as "rj") */
 #define P4J_SOCKET_ENTRY_POINT_ID "t"       /* the server's entry point            */
 #define P4J_SOCKET_GATEWAY_SERVER_ID "GATEWAY_SERVER"
-
-/* Creates a client for the py4j GatewayServer at address:port (address NULL:
- * "127.0.0.1"). `auth_token` (may be NULL) is sent on each new connection;
- * `read_timeout_s` bounds each wait for an answer (0: none). Connects lazily, as
- * py4j does: a dead server shows as P4J_ERR_NETWORK on the first call. Fails only
- * for an unresolvable address, a bad port or token, or out of memory. */
-p4j_status p4j_socket_client_new(const char *address, int port, const char *auth_token,
-                                 double read_timeout_s, p4j_client **out, p4j_error *err);
 
 /* Asks the server to stop (py4j's "s" command) and then shuts the client down as
  * ops->shutdown does. For a server py4jni launched itself; best effort. */

@@ -1,4 +1,5 @@
-/* jni/inproc.h - the in-process transport: py4j's command set through JNI. */
+/* jni/include/inproc.h - the in-process transport's constructor: py4j's command set
+ * through JNI (jni/inproc.c). The binding reaches the rest through the client's ops. */
 #ifndef P4J_INPROC_H
 #define P4J_INPROC_H
 
@@ -9,8 +10,5 @@
  * Several clients may share the one JVM; each can be shut down on its own. */
 p4j_status p4j_inproc_client_new(const p4j_jvm_options *opts, p4j_client **out,
                                  p4j_error *err);
-
-/* Returns true when `c` is an in-process client. */
-bool p4j_client_is_inproc(const p4j_client *c);
 
 #endif /* P4J_INPROC_H */

@@ -1,0 +1,19 @@
+/* bridge/socket/include/socket_transport.h - the socket transport's constructor: a
+ * p4j_client that talks py4j's wire protocol over TCP to a py4j GatewayServer (py4j's
+ * own Java server, unmodified). Everything else the binding needs goes through the
+ * client's ops (bridge/client.h); the codec stays private to bridge/socket/.
+ */
+#ifndef P4J_SOCKET_TRANSPORT_H
+#define P4J_SOCKET_TRANSPORT_H
+
+#include "client.h"
+
+/* Creates a client for the py4j GatewayServer at address:port (address NULL:
+ * "127.0.0.1"). `auth_token` (may be NULL) is sent on each new connection;
+ * `read_timeout_s` bounds each wait for an answer (0: none). Connects lazily, as
+ * py4j does: a dead server shows as P4J_ERR_NETWORK on the first call. Fails only
+ * for an unresolvable address, a bad port or token, or out of memory. */
+p4j_status p4j_socket_client_new(const char *address, int port, const char *auth_token,
+                                 double read_timeout_s, p4j_client **out, p4j_error *err);
+
+#endif /* P4J_SOCKET_TRANSPORT_H */

@@ -1,0 +1,207 @@
+"""The one place where the Python side of the two transports differs.
+
+A gateway holds one ``Transport`` (``gateway._transport``), picked by
+``java_gateway._choose_transport``; the gateway classes call its methods and never ask
+which mode they are in. The C extension does the same below them, through the client's
+ops and capabilities (bridge/client.h).
+
+- ``InprocTransport``: the JVM embedded in this process (py4jni/callbacks.py for
+  callbacks and the Python entry point);
+- ``SocketTransport``: a py4j GatewayServer over py4j's wire protocol
+  (py4jni/socket_callbacks.py for py4j's callback server).
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from . import _py4jni
+from .protocol import Py4JError
+
+
+class Transport:
+    """What a gateway does differently per transport (see the subclasses)."""
+
+    mode = ""
+    #: Java objects can be named by py4j object id text ("o12", "t").
+    names_objects = False
+
+    def connect(self, gateway: Any, classpath: Any, jvm_options: Any, libjvm: Any,
+                check_jni: bool, keep_signals: bool, cds: bool = True) -> Any:
+        """A new client for ``gateway`` (whose parameters are set)."""
+        raise NotImplementedError
+
+    def attach(self, gateway: Any) -> None:
+        """Wires callbacks for ``gateway`` before its entry point is made."""
+
+    def attach_after(self, gateway: Any, start_callback_server: bool,
+                     explicit_params: bool) -> None:
+        """Wires what needs the entry point (socket mode: the callback server)."""
+
+    def gateway_server(self, client: Any) -> Any:
+        """py4j's GatewayServer object, or None."""
+        return None
+
+    def default_entry_point(self, client: Any) -> Any:
+        """The entry point when none was named."""
+        return None
+
+    def start_callback_server(self, gateway: Any, params: Any) -> bool:
+        """Starts what Java needs to call Python; True when this call started it."""
+        from . import _hooks
+        return _hooks.start_callback_server(gateway, params)
+
+    def get_callback_server(self, gateway: Any) -> Any:
+        """The running callback server, or None."""
+        return None
+
+    def stop_server(self, gateway: Any, raise_exception: bool) -> None:
+        """Before the client shuts down: asks a server to stop, where there is one."""
+
+    def closes_only(self) -> bool:
+        """True when JavaGateway.close leaves the server running (else it shuts down)."""
+        return False
+
+    def proxy_pool(self, gateway: Any) -> Any:
+        """py4j's PythonProxyPool of the gateway (in-process, Java holds Python objects
+        through JNI and the pool is only py4j's API: made on first use, since its module
+        imports socket and threading)."""
+        from .java_gateway import _POOL_ON_FIRST_USE
+        return _POOL_ON_FIRST_USE
+
+    def is_connected(self, client: Any) -> bool:
+        """py4j's GatewayClient.is_connected."""
+        return True
+
+    def java_lang_class(self, java_class: Any) -> Any:
+        """The java.lang.Class JavaObject of a JavaClass."""
+        return java_class._java_lang_class
+
+    def is_instance_of(self, gateway: Any, java_object: Any, java_class: Any) -> bool:
+        """Java's instanceof, ``java_class`` a java.lang.Class or a name."""
+        raise NotImplementedError
+
+    def object_from_id(self, target_id: str, client: Any) -> Any:
+        """``JavaObject(target_id, client)``."""
+        raise NotImplementedError
+
+
+class InprocTransport(Transport):
+    """The JVM embedded in this process through JNI."""
+
+    mode = "inproc"
+
+    def connect(self, gateway: Any, classpath: Any, jvm_options: Any, libjvm: Any,
+                check_jni: bool, keep_signals: bool, cds: bool = True) -> Any:
+        from . import _cds
+        from .java_gateway import helper_jar_path
+        if isinstance(classpath, (list, tuple)):
+            classpath = os.pathsep.join(classpath)
+        jvm_options = list(jvm_options)
+        jar = helper_jar_path()
+        default = not jvm_options and not check_jni and not keep_signals
+        jvm_options[:0] = _cds.options_for_start(jar, libjvm, jvm_options, cds, default)
+        return _py4jni.inproc_client(
+            jar, classpath or os.environ.get("CLASSPATH") or None,
+            jvm_options, libjvm, check_jni, keep_signals)
+
+    def attach(self, gateway: Any) -> None:
+        from . import callbacks  # callback settings, Python entry point
+        callbacks.attach(gateway)
+
+    def attach_after(self, gateway: Any, start_callback_server: bool,
+                     explicit_params: bool) -> None:
+        if start_callback_server:
+            gateway.start_callback_server(gateway.callback_server_parameters)
+
+    def is_instance_of(self, gateway: Any, java_object: Any, java_class: Any) -> bool:
+        return gateway.jvm.org.py4jni.Bridge.isInstanceOf(java_object, java_class)
+
+    def object_from_id(self, target_id: str, client: Any) -> Any:
+        from .protocol import ENTRY_POINT_OBJECT_ID
+        ref = getattr(client, "_entry_point", None)
+        entry = ref() if ref is not None else None
+        if target_id == ENTRY_POINT_OBJECT_ID and entry is not None:
+            return entry
+        raise Py4JError(f"py4jni: no Java object {target_id!r} can be named in-process "
+                        "(keep the JavaObject itself)")
+
+
+class SocketTransport(Transport):
+    """A py4j GatewayServer over py4j's wire protocol."""
+
+    mode = "socket"
+    names_objects = True
+
+    def connect(self, gateway: Any, classpath: Any, jvm_options: Any, libjvm: Any,
+                check_jni: bool, keep_signals: bool, cds: bool = True) -> Any:
+        from .java_gateway import _connect_socket, _refuse_tls
+        client = _connect_socket(gateway.gateway_parameters)
+        _refuse_tls(gateway.callback_server_parameters, "CallbackServerParameters")
+        return client
+
+    def gateway_server(self, client: Any) -> Any:
+        return _py4jni.object_ref(client, "GATEWAY_SERVER")  # py4j's fixed id
+
+    def default_entry_point(self, client: Any) -> Any:
+        return _py4jni.object_ref(client, "t")  # py4j's fixed id
+
+    def attach_after(self, gateway: Any, start_callback_server: bool,
+                     explicit_params: bool) -> None:
+        from . import socket_callbacks  # proxies, callback server
+        eager = start_callback_server or (explicit_params and
+                                          gateway.callback_server_parameters.eager_load)
+        try:
+            socket_callbacks.attach(gateway, explicit_params, eager)
+        except Exception:
+            gateway.close()  # ends the gateway; py4j would also stop the GatewayServer
+            raise
+
+    def start_callback_server(self, gateway: Any, params: Any) -> bool:
+        from . import socket_callbacks
+        try:
+            return socket_callbacks.start_callback_server(gateway, params)
+        except Exception:
+            gateway.close()  # ends the gateway (py4j: shutdown, stopping the server too)
+            raise
+
+    def get_callback_server(self, gateway: Any) -> Any:
+        from . import socket_callbacks
+        return socket_callbacks.get_callback_server(gateway)
+
+    def stop_server(self, gateway: Any, raise_exception: bool) -> None:
+        if gateway._gateway_client.closed:
+            return
+        try:
+            _py4jni.shutdown_server(gateway._gateway_client)
+        except Py4JError:
+            if raise_exception:
+                raise
+
+    def closes_only(self) -> bool:
+        return True
+
+    def proxy_pool(self, gateway: Any) -> Any:
+        from . import socket_callbacks
+        return socket_callbacks.pool_of(gateway)
+
+    def is_connected(self, client: Any) -> bool:
+        return not client.closed
+
+    def java_lang_class(self, java_class: Any) -> Any:
+        client = java_class._gateway_client  # py4j's server has no ref for a class
+        return client.resolve(None, "java.lang.Class").forName(java_class._fqn)
+
+    def is_instance_of(self, gateway: Any, java_object: Any, java_class: Any) -> bool:
+        return gateway.jvm.py4j.reflection.TypeUtil.isInstanceOf(java_class, java_object)
+
+    def object_from_id(self, target_id: str, client: Any) -> Any:
+        return _py4jni.object_ref(client, target_id)
+
+
+TRANSPORTS: dict[str, Transport] = {"inproc": InprocTransport(), "socket": SocketTransport()}
+
+
+def of(client: Any) -> Transport:
+    """The transport of a py4jni client (by its ``kind``)."""
+    return TRANSPORTS[client.kind]

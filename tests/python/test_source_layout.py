@@ -1,0 +1,51 @@
+"""Source-level rules of the layout (issue 13): C and Java agree on shared numbers, and
+tests/check_comment_paths.py catches a comment naming a missing file."""
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _java_constants(text: str, prefix: str) -> dict[str, int]:
+    return {m[0]: int(m[1]) for m in
+            re.findall(rf"static final int {prefix}(\w+) = (\d+);", text)}
+
+
+def _c_enum(text: str, prefix: str) -> dict[str, int]:
+    return {m[0]: int(m[1]) for m in re.findall(rf"\b{prefix}(\w+) = (\d+),", text)}
+
+
+def test_static_member_kinds_agree_between_c_and_java():
+    java = _java_constants((ROOT / "java/org/py4jni/Bridge.java").read_text(), "MEMBER_")
+    c = _c_enum((ROOT / "jni/inproc_internal.h").read_text(), "P4JJ_STATIC_")
+    assert java == c
+    assert set(c) == {"NONE", "FIELD", "METHOD", "CLASS"}
+
+
+def _checker():
+    spec = importlib.util.spec_from_file_location(
+        "check_comment_paths", ROOT / "tests/check_comment_paths.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_comment_path_check_flags_a_missing_file(tmp_path, capfd):
+    here, gone, missing = "jni/" + "a.c", "jni/" + "gone.c", "py4jni/" + "missing.py"
+    (tmp_path / "jni").mkdir()
+    (tmp_path / here).write_text(f"/* see {here} and {gone} */\nint x;\n")
+    (tmp_path / "b.py").write_text(f'"""Uses {here}."""\n# and {missing}\n')
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=tmp_path, check=True)
+    assert _checker().main(tmp_path) == 1
+    out = capfd.readouterr().out
+    assert f"{here}: {gone}" in out and f"b.py: {missing}" in out
+    assert f"{here}: {here}" not in out
+
+
+def test_comment_paths_of_this_repository_exist():
+    assert _checker().main(ROOT) == 0
