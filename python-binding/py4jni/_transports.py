@@ -13,7 +13,10 @@ ops and capabilities (bridge/client.h).
 from __future__ import annotations
 
 import os
-from typing import Any
+TYPE_CHECKING = False  # typing's constant without importing typing
+
+if TYPE_CHECKING:  # typing is not imported at run time (import py4jni stays light)
+    from typing import Any
 
 from . import _py4jni
 from .protocol import Py4JError
