@@ -36,7 +36,7 @@
     X(PythonProxies, "org/py4jni/PythonProxies")            \
     X(PythonEntryPoint, "org/py4jni/PythonEntryPoint")      \
     X(PythonNatives, "org/py4jni/PythonNatives")            \
-    X(Py4JException, "org/py4jni/Py4JException")           \
+    X(Py4JException, "org/py4jni/Py4JException") /* py4j's if found */ \
     X(Proxy, "java/lang/reflect/Proxy")                     \
     X(StackOverflowError, "java/lang/StackOverflowError")
 
@@ -183,6 +183,26 @@ static jobject JNICALL proxy_call(JNIEnv *env, jclass unused, jlong handle, jobj
 static void JNICALL java_retain(JNIEnv *env, jclass unused, jlong handle);
 static void JNICALL java_release(JNIEnv *env, jclass unused, jlong handle);
 
+/* Callbacks fail with py4j's own py4j.Py4JException (same constructor, same message
+ * shape) when py4j's jar is on the classpath, as in PySpark whose jars include it, so
+ * Java code that catches py4j's type works as with py4j; else org.py4jni's. */
+static void prefer_py4j_exception(JNIEnv *env)
+{
+    jclass local = (*env)->FindClass(env, "py4j/Py4JException");
+    jmethodID ctor = NULL;
+    if (local && !(*env)->ExceptionCheck(env))
+        ctor = (*env)->GetMethodID(env, local, "<init>", "(Ljava/lang/String;)V");
+    if (ctor && !(*env)->ExceptionCheck(env)) {
+        (*env)->DeleteGlobalRef(env, cb.Py4JException);
+        cb.Py4JException = (jclass)(*env)->NewGlobalRef(env, local); /* process-lifetime */
+        cb.excNew = ctor;
+    }
+    (*env)->ExceptionCheck(env); /* -Xcheck:jni: checked before the clear */
+    (*env)->ExceptionClear(env);
+    if (local)
+        (*env)->DeleteLocalRef(env, local);
+}
+
 static p4j_status init_locked(JNIEnv *env, p4j_error *err)
 {
     jclass local;
@@ -209,6 +229,7 @@ static p4j_status init_locked(JNIEnv *env, p4j_error *err)
     }
     CB_METHOD_TABLE(CB_METHOD_RESOLVE)
 #undef CB_METHOD_RESOLVE
+    prefer_py4j_exception(env);
 
 #define CB_FIELD_RESOLVE(field, cls, st, name, sig)                                         \
     cb.field = (st) ? (*env)->GetStaticFieldID(env, cb.cls, name, sig)                      \
