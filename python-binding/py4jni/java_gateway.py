@@ -437,8 +437,10 @@ def as_memoryview(java_buffer: JavaObject) -> memoryview:
 
 
 def is_instance_of(gateway: "JavaGateway", java_object: Any, java_class: Any) -> bool:
-    """True when ``java_object`` is an instance of ``java_class`` (a fully qualified name,
-    a JavaClass or a java.lang.Class JavaObject)."""
+    """True when ``java_object`` is an instance of ``java_class``: a fully qualified
+    name, a JavaClass, or a JavaObject standing for its own class (py4j's rule; a
+    java.lang.Class JavaObject, as ``get_java_class`` returns, stands for the class it
+    is)."""
     if isinstance(java_class, JavaClass):
         java_class = get_java_class(java_class)
     elif not isinstance(java_class, (str, JavaObject)):
@@ -446,6 +448,10 @@ def is_instance_of(gateway: "JavaGateway", java_object: Any, java_class: Any) ->
     client = gateway._gateway_client
     if client.kind == "inproc":
         return gateway.jvm.org.py4jni.Bridge.isInstanceOf(java_object, java_class)
+    if isinstance(java_class, JavaObject):
+        its_class = java_class.getClass()
+        if its_class.getName() != "java.lang.Class":
+            java_class = its_class
     return gateway.jvm.py4j.reflection.TypeUtil.isInstanceOf(java_class, java_object)
 
 
