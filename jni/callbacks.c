@@ -36,7 +36,7 @@
     X(PythonProxies, "org/py4jni/PythonProxies")            \
     X(PythonEntryPoint, "org/py4jni/PythonEntryPoint")      \
     X(PythonNatives, "org/py4jni/PythonNatives")            \
-    X(Py4JException, "org/py4jni/Py4JException")           \
+    X(Py4JException, "org/py4jni/Py4JException") /* py4j's if found */ \
     X(Proxy, "java/lang/reflect/Proxy")                     \
     X(StackOverflowError, "java/lang/StackOverflowError")
 
@@ -183,6 +183,26 @@ static jobject JNICALL proxy_call(JNIEnv *env, jclass unused, jlong handle, jobj
 static void JNICALL java_retain(JNIEnv *env, jclass unused, jlong handle);
 static void JNICALL java_release(JNIEnv *env, jclass unused, jlong handle);
 
+/* Callbacks fail with py4j's own py4j.Py4JException (same constructor, same message
+ * shape) when py4j's jar is on the classpath, as in PySpark whose jars include it, so
+ * Java code that catches py4j's type works as with py4j; else org.py4jni's. */
+static void prefer_py4j_exception(JNIEnv *env)
+{
+    jclass local = (*env)->FindClass(env, "py4j/Py4JException");
+    jmethodID ctor = NULL;
+    if (local && !(*env)->ExceptionCheck(env))
+        ctor = (*env)->GetMethodID(env, local, "<init>", "(Ljava/lang/String;)V");
+    if (ctor && !(*env)->ExceptionCheck(env)) {
+        p4j_jvm_global_delete(env, cb.Py4JException);
+        cb.Py4JException = (jclass)p4j_jvm_global_new(env, local); /* process-lifetime */
+        cb.excNew = ctor;
+    }
+    (*env)->ExceptionCheck(env); /* -Xcheck:jni: checked before the clear */
+    (*env)->ExceptionClear(env);
+    if (local)
+        (*env)->DeleteLocalRef(env, local);
+}
+
 static p4j_status init_locked(JNIEnv *env, p4j_error *err)
 {
 #define CB_CLASS_ROW(field, bin) P4J_CLASS_ROW(cb, field, bin)
@@ -196,6 +216,7 @@ static p4j_status init_locked(JNIEnv *env, p4j_error *err)
     if (p4j_rows_resolve(env, rows, sizeof rows / sizeof *rows, "py4jni callbacks", err) !=
         P4J_OK)
         return P4J_ERROR;
+    prefer_py4j_exception(env);
 
 #define CB_BOX_RESOLVE(letter, Cls, member, Name, desc)                               \
     boxes[letter].cls = p4j_jc.Cls;                                                     \

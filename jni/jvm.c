@@ -467,6 +467,38 @@ p4j_status p4j_jvm_start(const p4j_jvm_options *o, p4j_error *err)
     return st;
 }
 
+/* A thread attached through JNI starts without a context class loader (its Thread
+ * object copies its own, still unset); the `java` launcher gives its main thread the
+ * system class loader, and libraries rely on it (Spark's task deserialization, Scala
+ * reflection, ServiceLoader users). Gives this newly attached thread that loader;
+ * failures leave it as it was (exceptions cleared). */
+static void give_context_loader(JNIEnv *env)
+{
+    jclass thread = (*env)->FindClass(env, "java/lang/Thread");
+    jclass loader = thread ? (*env)->FindClass(env, "java/lang/ClassLoader") : NULL;
+    jmethodID current = loader ? (*env)->GetStaticMethodID(
+        env, thread, "currentThread", "()Ljava/lang/Thread;") : NULL;
+    jmethodID set = current ? (*env)->GetMethodID(
+        env, thread, "setContextClassLoader", "(Ljava/lang/ClassLoader;)V") : NULL;
+    jmethodID system = loader && set ? (*env)->GetStaticMethodID(
+        env, loader, "getSystemClassLoader", "()Ljava/lang/ClassLoader;") : NULL;
+    jobject me = system ? (*env)->CallStaticObjectMethod(env, thread, current) : NULL;
+    jobject scl = me && !(*env)->ExceptionCheck(env)
+                      ? (*env)->CallStaticObjectMethod(env, loader, system) : NULL;
+    if (scl && !(*env)->ExceptionCheck(env))
+        (*env)->CallVoidMethod(env, me, set, scl);
+    (*env)->ExceptionCheck(env); /* -Xcheck:jni: checked before the clear */
+    (*env)->ExceptionClear(env);
+    if (scl)
+        (*env)->DeleteLocalRef(env, scl);
+    if (me)
+        (*env)->DeleteLocalRef(env, me);
+    if (loader)
+        (*env)->DeleteLocalRef(env, loader);
+    if (thread)
+        (*env)->DeleteLocalRef(env, thread);
+}
+
 JNIEnv *p4j_jvm_env(p4j_error *err)
 {
     JNIEnv *env = tls_env;
@@ -489,6 +521,7 @@ JNIEnv *p4j_jvm_env(p4j_error *err)
     }
     tls_env = env;
     pthread_setspecific(detach_key, (void *)1); /* arms detach_thread at thread exit */
+    give_context_loader(env);
     return env;
 }
 

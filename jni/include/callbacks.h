@@ -14,7 +14,8 @@
  *  - P4J_OK after p4j_cb_return_default: Java supplies the method (toString, hashCode,
  *    equals, interface default methods);
  *  - P4J_ERROR with a P4J_ERR_JAVA error: its throwable is rethrown as is;
- *  - P4J_ERROR otherwise: org.py4jni.Py4JException(err.message).
+ *  - P4J_ERROR otherwise: py4j.Py4JException(err.message) when py4j's jar is on the
+ *    classpath, else org.py4jni.Py4JException(err.message).
  * Arguments left unconsumed by the hook (refs still set) are released by the entry.
  */
 #ifndef P4J_CALLBACKS_H
@@ -150,7 +151,8 @@ jobjectArray p4j_cb_describe_natives(JNIEnv *env, jclass cls, p4j_error *err);
  * Any thread. */
 void p4j_cb_target_release(void *target);
 
-/* Throws (pending in `env`) org.py4jni.Py4JException with `msg` (UTF-8). */
+/* Throws (pending in `env`) py4j.Py4JException (when loadable, else
+ * org.py4jni.Py4JException) with `msg` (UTF-8). */
 void p4j_cb_throw(JNIEnv *env, const char *msg);
 
 #endif /* P4J_CALLBACKS_H */

@@ -8,7 +8,10 @@ same-named py4jni module. ``PY4JNI_MODE`` (``inproc``, the default, or ``socket`
 decides what the program's ``JavaGateway()`` / ``ClientServer()`` becomes: in-process,
 the embedded JVM with ``PY4JNI_CLASSPATH`` and the entry point class
 ``PY4JNI_ENTRY_POINT`` (its parameters' ports are then not used); in socket mode,
-py4j's own behaviour (a GatewayServer must be listening).
+py4j's own behaviour (a GatewayServer must be listening). In in-process mode, importing
+``pyspark`` calls ``py4jni.pyspark.enable()`` once the package is loaded (Spark's
+driver JVM is then embedded; see py4jni.pyspark); other imports pay one string
+comparison.
 """
 from __future__ import annotations
 
@@ -20,7 +23,8 @@ import sys
 from typing import Any, NamedTuple, Sequence
 
 ENV_SWITCH = "PY4JNI_AS_PY4J"
-_ACTIVE = False
+_ACTIVE = False  # the switch: the alias, gateway settings, pyspark hook
+_ALIASED = False  # the import alias alone (py4jni.pyspark.enable() sets it too)
 
 
 class Settings(NamedTuple):
@@ -53,13 +57,51 @@ class _Alias(importlib.abc.Loader):
         pass  # already executed under its py4jni name
 
 
+class _ThenEnablePySpark:
+    """Loads the ``pyspark`` package with its own loader, then calls
+    ``py4jni.pyspark.enable()`` (other loader attributes are the loader's)."""
+
+    def __init__(self, loader: Any) -> None:
+        self._loader = loader
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._loader, name)
+
+    def create_module(self, spec: Any) -> Any:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        self._loader.exec_module(module)
+        from .pyspark import enable
+        enable()
+
+
+def _pyspark_spec(finder: Any, path: Any, target: Any) -> Any:
+    """The spec the other finders give ``pyspark``, its loader wrapped so that the
+    switch in in-process mode enables py4jni.pyspark; None (the import proceeds as
+    usual) otherwise."""
+    switch = settings()
+    if switch is None or switch.mode != "inproc":
+        return None
+    for other in sys.meta_path:
+        find = getattr(other, "find_spec", None)
+        if other is finder or find is None:
+            continue
+        spec = find("pyspark", path, target)
+        if spec is not None:
+            if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                spec.loader = _ThenEnablePySpark(spec.loader)
+            return spec
+    return None
+
+
 class _Finder(importlib.abc.MetaPathFinder):
     """Answers ``py4j`` and ``py4j.*`` imports with py4jni's modules (before any
-    installed py4j)."""
+    installed py4j); under the switch, hooks ``pyspark``'s import."""
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         if fullname != "py4j" and not fullname.startswith("py4j."):
-            return None
+            return _pyspark_spec(self, path, target) if fullname == "pyspark" else None
         real = "py4jni" + fullname[len("py4j"):]
         if importlib.util.find_spec(real) is None:
             return None  # e.g. py4j.tests: no py4jni counterpart
@@ -67,16 +109,28 @@ class _Finder(importlib.abc.MetaPathFinder):
                                                is_package=fullname == "py4j")
 
 
+def alias() -> None:
+    """From now on ``py4j`` / ``py4j.*`` imports resolve to py4jni's modules
+    (idempotent); py4j modules imported before leave ``sys.modules`` (what holds them
+    keeps them). The switch's gateway settings are not applied."""
+    global _ALIASED
+    if _ALIASED:
+        return
+    _ALIASED = True
+    sys.meta_path.insert(0, _Finder())
+    for name in [n for n in sys.modules if n == "py4j" or n.startswith("py4j.")]:
+        if not getattr(sys.modules[name], "__name__", "").startswith("py4jni"):
+            del sys.modules[name]
+
+
 def install() -> None:
-    """Installs the switch in this process (idempotent). py4j modules imported before
-    are replaced in ``sys.modules``."""
+    """Installs the switch in this process (idempotent): the import alias, the
+    settings gateways read, and the pyspark hook."""
     global _ACTIVE
     if _ACTIVE:
         return
     _ACTIVE = True
-    sys.meta_path.insert(0, _Finder())
-    for name in [n for n in sys.modules if n == "py4j" or n.startswith("py4j.")]:
-        del sys.modules[name]
+    alias()
 
 
 def install_from_env() -> None:

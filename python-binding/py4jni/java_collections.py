@@ -736,7 +736,7 @@ class JavaArray(JavaArrayBase, Sequence):
             self._store(i, v)
 
     def _store(self, i: int, value: Any) -> None:
-        """Stores into a reference array; TypeError naming the Java type when it does not
+        """Stores into a reference array; Py4JError naming the Java type when it does not
         fit. In-process a number is converted to the array's box type (5 into a Long[]
         is a Long); over plain calls (socket mode) it is stored as its default box."""
         client = self._gateway_client
@@ -751,8 +751,8 @@ class JavaArray(JavaArrayBase, Sequence):
                 if _exc_class(exc) != "java.lang.IllegalArgumentException":
                     raise
         component = self.getClass().getComponentType().getTypeName()
-        raise TypeError(f"py4jni: a {type(value).__name__} cannot be stored in a Java "
-                        f"{component}[]")
+        raise Py4JError(f"py4jni: a {type(value).__name__} cannot be stored in a Java "
+                        f"{component}[]")  # py4j: Py4JError "Cannot convert ..."
 
     # -- fallbacks for transports without array operations (socket mode)
     def _fallback_info(self) -> tuple:

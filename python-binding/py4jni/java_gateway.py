@@ -424,8 +424,10 @@ def as_memoryview(java_buffer: JavaObject) -> memoryview:
 
 
 def is_instance_of(gateway: "JavaGateway", java_object: Any, java_class: Any) -> bool:
-    """True when ``java_object`` is an instance of ``java_class`` (a fully qualified name,
-    a JavaClass or a java.lang.Class JavaObject)."""
+    """True when ``java_object`` is an instance of ``java_class``: a fully qualified
+    name, a JavaClass, or a JavaObject standing for its own class (py4j's rule; a
+    java.lang.Class JavaObject, as ``get_java_class`` returns, stands for the class it
+    is)."""
     if isinstance(java_class, JavaClass):
         java_class = get_java_class(java_class)
     elif not isinstance(java_class, (str, JavaObject)):

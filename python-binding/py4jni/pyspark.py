@@ -23,18 +23,20 @@ What ``spark-submit pyspark-shell`` gives the driver, done here (Spark 4.x):
 - ``PYSPARK_PYTHON`` defaults to this interpreter (Python workers import this
   pyspark), ``SPARK_HOME`` is exported for the JVM.
 
-PySpark imports py4j directly. ``enable()`` rebinds the names PySpark uses from
-``py4j.java_gateway``, ``py4j.protocol``, ``py4j.java_collections`` and
-``py4j.clientserver`` to py4jni's (in py4j's modules and in pyspark modules already
-imported), so ``isinstance(x, JavaObject)``, ``except Py4JJavaError`` and
-``isinstance(gw, ClientServer)`` (pinned-thread mode) see py4jni's objects. py4j's
-pure-Python helpers PySpark also reads (``register_input_converter``,
-``INPUT_CONVERTER``, ``smart_decode``) stay py4j's and are honoured: pyspark's input
-converters (dates, timestamps, numpy) run for arguments the core does not convert, and
-PySpark's exception handler (``install_exception_handler`` patches
-``py4j.java_gateway.get_return_value``) converts Java exceptions to
-``AnalysisException`` and friends. The rebinding is process-wide: stock py4j gateways
-cannot be used in the same process afterwards.
+PySpark imports py4j directly. ``enable()`` makes ``py4j`` and ``py4j.<module>``
+imports resolve to the same-named py4jni modules from then on (the import alias of the
+py4j switch, ``py4jni._switch``), and rebinds the py4j names of pyspark modules imported
+before, so ``isinstance(x, JavaObject)``, ``except Py4JJavaError`` and
+``isinstance(gw, ClientServer)`` (pinned-thread mode) see py4jni's objects. PySpark's
+exception handler (``install_exception_handler`` replaces
+``py4j.java_gateway.get_return_value``) then replaces py4jni's error hook, through
+which every Java exception passes, and converts Java exceptions to
+``AnalysisException`` and friends; its input converters (dates, timestamps, intervals,
+numpy; ``register_input_converter``, which builds ``JavaClass(fqn, gateway_client)``)
+are py4jni's (converters registered with py4j before enable() are carried over). The
+alias is process-wide: stock py4j gateways cannot be used in the same process
+afterwards. Under the py4j switch in in-process mode (``PY4JNI_AS_PY4J=1``,
+``python -m py4jni run``) importing pyspark calls ``enable()``.
 
 Threads: every Python thread calls Java on a Java thread of its own (attached on first
 use), which is PySpark's pinned-thread mode; the gateway is always a ``ClientServer``
@@ -53,10 +55,11 @@ import secrets
 import shlex
 import sys
 import threading
+from types import ModuleType
 from typing import Any
 
-from . import _hooks, _py4jni, clientserver, java_collections, java_gateway, protocol
-from .protocol import Py4JError, Py4JJavaError
+from . import _switch, clientserver, java_gateway, protocol
+from .protocol import Py4JError
 
 __all__ = ["enable", "enabled", "spark_home", "driver_classpath", "driver_jvm_options",
            "JAVA_MODULE_OPTIONS"]
@@ -258,11 +261,14 @@ def _launch_gateway(conf: Any = None, popen_kwargs: Any = None) -> Any:
         os.environ.setdefault("SPARK_HOME", home)
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         try:
+            # the token is PySpark's secret for its accumulator server (read from
+            # gateway_parameters); the gateway itself is in-process, whatever the params
             gateway = clientserver.ClientServer(
                 java_parameters=clientserver.JavaParameters(
                     auth_token=secrets.token_hex(16), auto_convert=True),
                 python_parameters=clientserver.PythonParameters(port=0, eager_load=False),
-                classpath=driver_classpath(props), jvm_options=driver_jvm_options(props))
+                classpath=driver_classpath(props), jvm_options=driver_jvm_options(props),
+                mode="inproc")
         except Py4JError as exc:
             if "already running with" in str(exc):
                 raise Py4JError(
@@ -283,128 +289,60 @@ def _launch_gateway(conf: Any = None, popen_kwargs: Any = None) -> Any:
 
 # ---------------------------------------------------------------- py4j's names
 
-class _JavaClassMeta(type):
-    def __instancecheck__(cls, obj: Any) -> bool:
-        return isinstance(obj, _py4jni.JavaClass)
+def _from_py4j(value: Any) -> bool:
+    """True for a module, class or function of py4j itself (not of py4jni)."""
+    owner = value.__name__ if isinstance(value, ModuleType) else \
+        getattr(value, "__module__", None)
+    return isinstance(owner, str) and (owner == "py4j" or owner.startswith("py4j."))
 
 
-class JavaClass(metaclass=_JavaClassMeta):
-    """py4j's ``JavaClass(fqn, gateway_client)`` constructor (PySpark's input converters
-    use it): returns py4jni's JavaClass for ``fqn`` (one class resolution); isinstance
-    checks see py4jni's JavaClass objects."""
-
-    def __new__(cls, fqn: str, gateway_client: Any) -> Any:  # type: ignore[misc]
-        found = gateway_client.resolve(None, fqn)
-        if found is None:
-            raise Py4JError(f"class {fqn} not found")
-        return found
-
-
-class _JavaErrorAnswer:
-    """What py4jni hands a patched ``get_return_value``: the Java error to raise."""
-
-    __slots__ = ("error",)
-
-    def __init__(self, error: Py4JJavaError) -> None:
-        self.error = error
-
-
-_py4j_get_return_value: Any = None
-_in_hook = threading.local()
+def _carry_converters(real_protocol: ModuleType | None) -> None:
+    """Converters registered with py4j's ``register_input_converter`` /
+    ``register_output_converter`` before enable() (pyspark.sql.types registers its
+    dates, timestamps, intervals and numpy converters at import) move to py4jni's
+    registries, in their order; py4j's own converters are py4jni's same-named ones."""
+    if real_protocol is None:
+        return
+    mine = protocol.INPUT_CONVERTER
+    own = {type(c).__name__: c for c in mine}
+    ordered: list[Any] = []
+    for conv in getattr(real_protocol, "INPUT_CONVERTER", ()):
+        conv = own.get(type(conv).__name__) if _from_py4j(type(conv)) else conv
+        if conv is not None and conv not in ordered:
+            ordered.append(conv)
+    mine[:] = ordered + [c for c in mine if c not in ordered]  # in place: clients hold it
+    for letter, conv in getattr(real_protocol, "OUTPUT_CONVERTER", {}).items():
+        if not _from_py4j(conv):
+            protocol.OUTPUT_CONVERTER[letter] = conv
 
 
-def _get_return_value(answer: Any, gateway_client: Any = None, target_id: Any = None,
-                      name: Any = None) -> Any:
-    """py4j's ``get_return_value``: raises the Java error py4jni passes in; py4j's
-    answer strings go to py4j's own function."""
-    if isinstance(answer, _JavaErrorAnswer):
-        raise answer.error
-    return _py4j_get_return_value(answer, gateway_client, target_id, name)
-
-
-class _HookedJavaError(Py4JJavaError):
-    """The Py4JJavaError the C core raises once enabled: when something replaced
-    ``py4j.java_gateway.get_return_value`` (PySpark's exception handler), that function
-    sees the error first and what it raises (e.g. AnalysisException) is raised instead."""
-
-    def __new__(cls, msg: str, java_exception: Any) -> Any:
-        hook = getattr(sys.modules.get("py4j.java_gateway"), "get_return_value", None)
-        if hook is not None and hook is not _get_return_value and \
-                not getattr(_in_hook, "active", False):
-            _in_hook.active = True  # Java errors inside the hook are raised as they are
-            try:
-                hook(_JavaErrorAnswer(Py4JJavaError(msg, java_exception)), None, None, None)
-            finally:
-                _in_hook.active = False
-        return super().__new__(cls, msg, java_exception)
-
-
-_HookedJavaError.__name__ = _HookedJavaError.__qualname__ = "Py4JJavaError"
-
-
-def _input_converters(gateway: Any, obj: Any) -> Any:
-    """py4j's INPUT_CONVERTER list (``register_input_converter``: PySpark's dates,
-    timestamps, intervals, numpy values) for arguments the core does not convert.
-    py4j's own collection converters are left out: py4jni's auto_convert does that."""
-    for conv in getattr(sys.modules.get("py4j.protocol"), "INPUT_CONVERTER", ()):
-        if type(conv).__module__.startswith("py4j.") or type(conv).__module__ == "py4j":
-            continue
-        if conv.can_convert(obj):
-            return conv.convert(obj, gateway._gateway_client)
-    return NotImplemented
-
-
-def _replacements() -> dict[str, dict[str, Any]]:
-    """py4jni's object for each py4j name PySpark uses, per py4j module."""
-    gw, coll, cs = java_gateway, java_collections, clientserver
-    return {
-        "py4j.java_gateway": {
-            "JavaObject": gw.JavaObject, "JavaClass": JavaClass, "JavaMember": gw.JavaMember,
-            "JavaPackage": gw.JavaPackage, "JVMView": gw.JVMView,
-            "JavaGateway": gw.JavaGateway, "GatewayParameters": gw.GatewayParameters,
-            "CallbackServerParameters": gw.CallbackServerParameters,
-            "java_import": gw.java_import, "is_instance_of": gw.is_instance_of,
-            "get_field": gw.get_field, "set_field": gw.set_field,
-            "get_method": gw.get_method, "get_java_class": gw.get_java_class,
-            "Py4JError": protocol.Py4JError, "Py4JJavaError": Py4JJavaError,
-            "get_return_value": _get_return_value,
-        },
-        "py4j.protocol": {
-            "Py4JError": protocol.Py4JError, "Py4JJavaError": Py4JJavaError,
-            "Py4JNetworkError": protocol.Py4JNetworkError,
-            "Py4JAuthenticationError": protocol.Py4JAuthenticationError,
-            "get_return_value": _get_return_value,
-        },
-        "py4j.java_collections": {
-            "JavaArray": coll.JavaArray, "JavaList": coll.JavaList, "JavaMap": coll.JavaMap,
-            "JavaSet": coll.JavaSet, "JavaIterator": coll.JavaIterator,
-            "ListConverter": coll.ListConverter, "MapConverter": coll.MapConverter,
-            "SetConverter": coll.SetConverter,
-        },
-        "py4j.clientserver": {
-            "ClientServer": cs.ClientServer, "JavaParameters": cs.JavaParameters,
-            "PythonParameters": cs.PythonParameters,
-        },
-    }
-
-
-def _rebind_py4j() -> None:
-    """Points py4j's names (in py4j's modules and in pyspark modules that imported them
-    already) at py4jni's objects."""
-    global _py4j_get_return_value
+def _adopt_py4j() -> None:
+    """From now on ``py4j`` / ``py4j.*`` imports resolve to py4jni's modules (the py4j
+    switch's import alias), so PySpark's ``install_exception_handler`` patches
+    py4jni's ``get_return_value`` (the hook every Java error passes through),
+    ``JavaClass(fqn, client)`` is py4jni's and ``register_input_converter`` fills
+    py4jni's registry. pyspark modules imported before have their py4j names (classes,
+    functions, modules) rebound to py4jni's same-named ones, and converters already
+    registered with py4j move over."""
     import importlib
+    real = {name: mod for name, mod in list(sys.modules.items())
+            if (name == "py4j" or name.startswith("py4j.")) and isinstance(mod, ModuleType)
+            and _from_py4j(mod)}
+    _switch.alias()
     swap: dict[int, Any] = {}
-    for modname, names in _replacements().items():
-        mod = importlib.import_module(modname)
-        if mod.__name__.split(".")[0] == "py4jni":  # py4j is already aliased to py4jni
+    for name, mod in real.items():
+        try:
+            mine = importlib.import_module("py4jni" + name[len("py4j"):])
+        except ImportError:  # e.g. py4j.tests: no py4jni counterpart
             continue
-        if modname == "py4j.protocol":
-            _py4j_get_return_value = mod.get_return_value
-        for name, new in names.items():
-            old = mod.__dict__.get(name)
-            if old is not None and old is not new:
-                swap[id(old)] = new
-            setattr(mod, name, new)
+        swap[id(mod)] = mine
+        for attr, value in list(vars(mod).items()):
+            if attr.startswith("__") or not _from_py4j(value):
+                continue
+            new = getattr(mine, attr, None)
+            if new is not None:
+                swap.setdefault(id(value), new)
+    _carry_converters(real.get("py4j.protocol"))
     for modname, mod in list(sys.modules.items()):
         if not (modname == "pyspark" or modname.startswith("pyspark.")) or mod is None:
             continue
@@ -446,11 +384,7 @@ def enable() -> None:
         if SparkContext._gateway is not None:
             raise Py4JError("py4jni.pyspark.enable() must run before the first SparkContext "
                             "(this process already has PySpark's py4j gateway)")
-        _rebind_py4j()
+        _adopt_py4j()
         _patch_pyspark()
-        _py4jni._register(protocol.Py4JError, _HookedJavaError, protocol.Py4JNetworkError,
-                          protocol.Py4JAuthenticationError)
-        if _input_converters not in _hooks.ARG_CONVERTERS:
-            _hooks.ARG_CONVERTERS.insert(0, _input_converters)
         _state["enabled"] = True
 

@@ -44,14 +44,21 @@ const p4j_elem_row *p4j_elem_row_of(char letter)
 
 /* ------------------------------------------------------------ packing elements */
 
+/* What a value that cannot be an element raises: Py4JError, as py4j ("Cannot convert
+ * ... to int"), with py4jni's own message. */
+static PyObject *elem_error(void)
+{
+    return p4j_reg.Py4JError ? p4j_reg.Py4JError : PyExc_TypeError;
+}
+
 static int elem_type_error(const p4j_elem_row *row, PyObject *v, const char *wants)
 {
     if (v == Py_None)
-        PyErr_Format(PyExc_TypeError,
+        PyErr_Format(elem_error(),
                      "py4jni: None cannot be stored in a Java %s[] (primitive elements)",
                      row->name);
     else
-        PyErr_Format(PyExc_TypeError, "py4jni: a Java %s[] element takes %s, not %.100s",
+        PyErr_Format(elem_error(), "py4jni: a Java %s[] element takes %s, not %.100s",
                      row->name, wants, Py_TYPE(v)->tp_name);
     return -1;
 }
@@ -71,8 +78,7 @@ static int integral(const p4j_elem_row *row, PyObject *v, long long lo, long lon
     if (x == -1 && PyErr_Occurred())
         return -1;
     if (overflow || x < lo || x > hi) {
-        PyErr_Format(PyExc_OverflowError, "py4jni: %R is out of range for a Java %s", v,
-                     row->name);
+        PyErr_Format(elem_error(), "py4jni: %R is out of range for a Java %s", v, row->name);
         return -1;
     }
     *out = x;
@@ -108,7 +114,7 @@ int p4j_elem_pack(const p4j_elem_row *row, PyObject *v, void *dst)
         if (!PyUnicode_Check(v) || PyUnicode_GET_LENGTH(v) != 1)
             return elem_type_error(row, v, "a 1-character str");
         if (PyUnicode_READ_CHAR(v, 0) > 0xFFFF) {
-            PyErr_SetString(PyExc_ValueError,
+            PyErr_SetString(elem_error(),
                             "py4jni: a character outside the BMP cannot be a Java char");
             return -1;
         }

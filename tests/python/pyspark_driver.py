@@ -1,8 +1,9 @@
 """One PySpark driver session for tests/python/test_pyspark.py, run in a child process.
 
 ``python pyspark_driver.py py4jni|stock TMPDIR``: with ``py4jni`` the driver JVM is
-embedded by ``py4jni.pyspark.enable()``, with ``stock`` PySpark starts it with
-spark-submit as usual. The same steps run in both; the last stdout line is
+embedded by ``py4jni.pyspark.enable()`` (called after pyspark.sql is imported, the
+harder case: the names and converters PySpark took from py4j are carried over), with
+``stock`` PySpark starts it with spark-submit as usual. The same steps run in both; the last stdout line is
 ``RESULT <json>``: each step's result, or ``{"error": ...}`` when it raised. Spark's
 local and temp directories go under TMPDIR (the exit check looks there afterwards).
 """
@@ -31,13 +32,13 @@ def step(name: str) -> Callable[[Callable[[], Any]], None]:
     return run
 
 
-if MODE == "py4jni":
-    import py4jni.pyspark
-    py4jni.pyspark.enable()
-
 from pyspark import InheritableThread  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
+
+if MODE == "py4jni":  # after pyspark's imports: its py4j names and converters move over
+    import py4jni.pyspark
+    py4jni.pyspark.enable()
 
 spark = (SparkSession.builder.master("local[2]")
          .config("spark.ui.enabled", "false")

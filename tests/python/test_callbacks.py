@@ -902,3 +902,69 @@ def test_keyboard_interrupt_on_a_java_thread_stays_in_java(gateway):
     with pytest.raises(Py4JJavaError, match="KeyboardInterrupt"):
         fx.Callbacks.runOnThread(_Raiser(KeyboardInterrupt()))
     assert gateway.jvm.java.lang.Math.abs(-3) == 3  # nothing kept for this thread
+
+
+# ------------------------------------------- py4j's exception type, when py4j is there
+
+PY4J_TYPE_CHECK = '''
+def check(gw):
+    from py4jni import Py4JJavaError, is_instance_of
+    cb = gw.jvm.org.py4jni.fixtures.Callbacks
+    fx = gw.jvm.org.py4jni.fixtures.CallbackFixtures
+
+    class Raiser:
+        def apply(self, a, b):
+            raise ValueError("bad %d" % (a + b))
+
+        class Java:
+            implements = ["org.py4jni.fixtures.Operator"]
+
+    class Adder:
+        def apply(self, a, b):
+            return a + b
+
+        class Java:
+            implements = ["org.py4jni.fixtures.Operator"]
+
+    seen = {"caught": fx.catchingApply(Raiser(), 3, 4)}
+    try:
+        cb.apply(Raiser(), 1, 2)
+    except Py4JJavaError as exc:
+        je = exc.java_exception
+        seen.update(cls=je.getClass().getName(), message=je.getMessage(),
+                    isinstance=is_instance_of(gw, je, "py4j.Py4JException"))
+    seen["after"] = cb.apply(Adder(), 1, 2)  # callbacks keep working after errors
+    return seen
+'''
+
+
+def _check_py4j_type(seen):
+    prefix = "py4j.Py4JException: " + PY4J_PREFIX + "Traceback (most recent call last)"
+    assert seen["caught"].startswith(prefix) and "ValueError: bad 7" in seen["caught"]
+    assert seen["cls"] == "py4j.Py4JException" and seen["isinstance"] is True
+    assert seen["message"].startswith(PY4J_PREFIX + "Traceback (most recent call last)")
+    assert seen["message"].rstrip().endswith("ValueError: bad 3")
+    assert seen["after"] == 3
+
+
+def test_callback_error_is_py4js_exception_when_py4j_is_on_the_classpath(gw):
+    # py4j's GatewayServer throws py4j.Py4JException; in-process py4jni does the same when
+    # py4j's jar is on the classpath (PySpark: Spark's jars include it)
+    if socket_mode(gw):
+        namespace = {}
+        exec(PY4J_TYPE_CHECK, namespace)
+        _check_py4j_type(namespace["check"](gw))
+        return
+    from conftest import py4j_jar
+    jar = py4j_jar()
+    if jar is None:
+        pytest.skip("py4j's jar is not installed")
+    import json
+    import os
+    out = run_python(PY4J_TYPE_CHECK + (
+        "import json\nfrom py4jni import JavaGateway\n"
+        f"gw = JavaGateway(classpath={os.pathsep.join([fixtures_jar(), jar])!r})\n"
+        "print('SEEN', json.dumps(check(gw)))\n"))
+    lines = [ln for ln in out.stdout.splitlines() if ln.startswith("SEEN ")]
+    assert lines, out.stdout + out.stderr
+    _check_py4j_type(json.loads(lines[0][5:]))

@@ -135,6 +135,12 @@ def test_is_instance_of_and_get_java_class(gateway):
     assert isinstance(cls, JavaObject)
     assert cls.getName() == "java.util.ArrayList"
     assert is_instance_of(gateway, lst, cls)
+    # py4j: any other JavaObject stands for its class
+    assert is_instance_of(gateway, lst, gateway.jvm.java.util.ArrayList())
+    assert not is_instance_of(gateway, lst, gateway.jvm.java.util.HashMap())
+    assert is_instance_of(gateway, gateway.jvm.java.util.LinkedList(), "java.util.AbstractList")
+    with pytest.raises(Py4JError, match="java_class must be"):
+        is_instance_of(gateway, lst, 42)
 
 
 def test_help_and_dir(gateway):

@@ -152,8 +152,14 @@ def test_gateway_help_of_a_member(gateway):
     assert "append" in page and "reverse" not in page
 
 
-@pytest.mark.socket_only("in-process Java holds Python objects through JNI, not the pool")
-def test_proxy_pool_bookkeeping(gateway):
+def test_proxy_pool_bookkeeping_and_release_on_java_gc(gateway):
+    # py4j: the pool holds each Python object Java holds, until Java's GC releases it.
+    # In-process Java holds it through a JNI reference instead (documented deviation:
+    # the pool stays empty); in both modes the object is released once Java drops it.
+    import gc
+    import time
+    import weakref
+
     class Op:
         class Java:
             implements = ["org.py4jni.fixtures.Operator"]
@@ -164,8 +170,22 @@ def test_proxy_pool_bookkeeping(gateway):
     pool = gateway.gateway_property.pool
     before = len(pool)
     holder = gateway.jvm.java.util.ArrayList()
-    holder.add(Op())
-    assert len(pool) == before + 1
+    op = Op()
+    ref = weakref.ref(op)
+    holder.add(op)
+    del op
+    gc.collect()
+    assert ref() is not None  # Java holds it
+    socket = gateway._gateway_client.kind == "socket"
+    assert len(pool) == (before + 1 if socket else 0)
+    holder.clear()
+    deadline = time.time() + 20
+    while ref() is not None and time.time() < deadline:
+        gateway.jvm.java.lang.System.gc()
+        time.sleep(0.02)
+        gc.collect()
+    assert ref() is None, "Java dropped the proxy but the Python object lives on"
+    assert len(pool) == (before if socket else 0)
 
 
 @pytest.mark.socket_only("py4j's binary protocol is a socket feature")

@@ -151,10 +151,8 @@ def test_interpreter_exit_is_clean(runs):
     assert runs["py4jni"]["rc"] == 0, runs["py4jni"]["stderr"][-3000:]
 
 
-@pytest.mark.xfail(reason="Spark deletes its temp directories in JVM shutdown hooks; they "
-                   "run at interpreter exit once the embedded JVM is shut down then "
-                   "(another branch, i9b)", strict=False)
 def test_exit_removes_sparks_temp_directories(runs):
+    # Spark deletes them in JVM shutdown hooks, which py4jni runs at interpreter exit
     assert runs["stock"]["left"] == []
     assert runs["py4jni"]["left"] == []
 
@@ -236,3 +234,53 @@ def test_spark_defaults_file_is_read(monkeypatch, tmp_path):
     assert props["spark.driver.memory"] == "3g" and props["spark.executor.cores"] == "2"
     assert props["spark.driver.extraJavaOptions"] == "-Da=1 -Db=2"
     assert str(tmp_path) in pp.driver_classpath(props)  # the conf directory, as spark-submit
+
+
+SWITCHED_APP = """
+import sys
+before = "py4jni.pyspark" in sys.modules
+import pyspark
+import py4jni.pyspark
+import pyspark.java_gateway as pjg
+print("before", before, "enabled", py4jni.pyspark.enabled(),
+      "launcher", pjg.launch_gateway is py4jni.pyspark._launch_gateway)
+"""
+
+
+@pytest.mark.parametrize("mode,enabled", [("inproc", True), ("socket", False)])
+def test_py4j_switch_enables_pyspark_on_import(tmp_path, mode, enabled):
+    # python -m py4jni run (PY4JNI_AS_PY4J=1 installs the same switch): importing pyspark
+    # enables py4jni.pyspark in in-process mode; nothing of it is imported before
+    app = tmp_path / "app.py"
+    app.write_text(SWITCHED_APP)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PY4JNI_")}
+    out = subprocess.run([sys.executable, "-m", "py4jni", "run", f"--{mode}", str(app)],
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["before", "False", "enabled", str(enabled),
+                                  "launcher", str(enabled)], out.stdout + out.stderr
+
+
+def test_enable_after_pyspark_imports_adopts_py4j_names_hook_and_converters():
+    out = run_python(
+        "import pyspark.sql.types, pyspark.core.context as ctx\n"
+        "import py4j.protocol\n"
+        "import py4jni, py4jni.pyspark\n"
+        "py4jni.pyspark.enable()\n"
+        "import py4j.java_gateway\n"
+        "print('module', py4j.java_gateway.__name__)\n"
+        "print('rebound', ctx.JavaObject is py4jni.JavaObject, ctx.JVMView is py4jni.JVMView)\n"
+        "print('converters', *[type(c).__name__ for c in py4jni.protocol.INPUT_CONVERTER])\n"
+        "from pyspark.errors.exceptions.captured import install_exception_handler\n"
+        "install_exception_handler()\n"
+        "from py4jni import java_gateway\n"
+        "print('hook', java_gateway.get_return_value.__qualname__)\n")
+    lines = dict(line.split(" ", 1) for line in out.stdout.splitlines())
+    assert lines.get("module") == "py4jni.java_gateway", out.stdout + out.stderr
+    assert lines["rebound"] == "True True"
+    # py4j's order after pyspark.sql.types: numpy arrays first, py4j's own, then pyspark's
+    assert lines["converters"].split() == [
+        "NumpyArrayConverter", "SetConverter", "MapConverter", "ListConverter",
+        "DatetimeNTZConverter", "DatetimeConverter", "DateConverter", "TimeConverter",
+        "DayTimeIntervalTypeConverter", "NumpyScalarConverter"]
+    assert lines["hook"] == "capture_sql_exception.<locals>.deco"  # the hook C calls

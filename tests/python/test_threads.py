@@ -56,3 +56,21 @@ def test_threads_that_exit_are_detached(gateway):
         t.join()
     time.sleep(0.2)
     assert cls.activeCount() <= before + 2
+
+
+def test_calling_threads_have_the_system_class_loader_as_context_loader(gateway):
+    # as the `java` launcher's main thread (and py4j's server threads): libraries such as
+    # Spark and Scala reflection load classes through it; a thread attached through JNI
+    # would otherwise have none
+    lang = gateway.jvm.java.lang
+    seen = {}
+
+    def look(name):
+        loader = lang.Thread.currentThread().getContextClassLoader()
+        seen[name] = loader is not None and loader.equals(lang.ClassLoader.getSystemClassLoader())
+
+    look("first thread")
+    t = threading.Thread(target=look, args=("another thread",))
+    t.start()
+    t.join()
+    assert seen == {"first thread": True, "another thread": True}

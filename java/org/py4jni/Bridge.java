@@ -272,8 +272,9 @@ public final class Bridge {
     }
 
     /**
-     * True when `o` is an instance of `classOrName`: a Class, or a String resolved in
-     * the default view (BridgeException when no such class). A null `o` is no instance.
+     * True when `o` is an instance of `classOrName`: a Class, a String resolved in the
+     * default view (BridgeException when no such class), or any other object standing
+     * for its own class (py4j's rule for a JavaObject). A null `o` is no instance.
      */
     public static boolean isInstanceOf(Object o, Object classOrName) {
         Class<?> c;
@@ -284,9 +285,11 @@ public final class Bridge {
             if (c == null) {
                 throw new BridgeException("The class " + classOrName + " does not exist.");
             }
+        } else if (classOrName != null) {
+            c = classOrName.getClass();
         } else {
-            throw new BridgeException("py4jni: isInstanceOf expects a class or a class name, not "
-                    + (classOrName == null ? "null" : classOrName.getClass().getName()));
+            throw new BridgeException("py4jni: isInstanceOf expects a class, a class name or "
+                    + "an object, not null");
         }
         return c.isInstance(o);
     }

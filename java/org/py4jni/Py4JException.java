@@ -6,7 +6,9 @@ package org.py4jni;
  * {@code "An exception was raised by the Python Proxy. Return Message: "} followed by the
  * Python traceback text (what {@code traceback.format_exc()} prints), exactly as py4j
  * words it. Other failures (gateway shut down, Python exiting, a result of the wrong
- * type) carry py4jni's explanation.
+ * type) carry py4jni's explanation. When py4j's own {@code py4j.Py4JException} is on the
+ * classpath (py4j's jar; PySpark's jars include it), callbacks throw that class instead,
+ * with the same messages, so Java code catching py4j's type works unchanged.
  */
 public class Py4JException extends RuntimeException {
     private static final long serialVersionUID = 1L;
