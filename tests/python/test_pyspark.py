@@ -51,7 +51,14 @@ def runs() -> Iterator[dict[str, dict[str, Any]]]:
     """Both drivers, run concurrently once for the module."""
     with tempfile.TemporaryDirectory() as t1, tempfile.TemporaryDirectory() as t2:
         procs = {"py4jni": (_start("py4jni", t1), t1), "stock": (_start("stock", t2), t2)}
-        yield {mode: _finish(p, t) for mode, (p, t) in procs.items()}
+        try:
+            results = {mode: _finish(p, t) for mode, (p, t) in procs.items()}
+        finally:  # a driver that failed must not leave the other one running
+            for p, _ in procs.values():
+                if p.poll() is None:
+                    p.kill()
+                    p.communicate()
+        yield results
 
 
 @pytest.fixture(scope="module")
