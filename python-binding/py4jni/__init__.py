@@ -17,6 +17,13 @@ from .protocol import (Py4JAuthenticationError, Py4JError, Py4JJavaError,
 
 __version__ = "0.1.0"
 
+TYPE_CHECKING = False  # typing's constant without importing typing
+if TYPE_CHECKING:  # type checkers see the names __getattr__ below makes on first use
+    from . import java_collections
+    from .java_collections import (JavaArray, JavaIterator, JavaList, JavaMap, JavaSet,
+                                   ListConverter, MapConverter, SetConverter,
+                                   to_java_array)
+
 # The collection wrappers (JavaList, ...) register themselves when py4jni.java_collections
 # is imported: by JavaGateway() before its first client, or by these names' first use.
 _py4jni._register(Py4JError, Py4JJavaError, Py4JNetworkError, Py4JAuthenticationError,

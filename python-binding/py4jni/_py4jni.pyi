@@ -18,6 +18,10 @@ class Client:
     def closed(self) -> bool: ...
     @property
     def kind(self) -> str: ...
+    @property
+    def caps(self) -> int: ...
+    @property
+    def bulk(self) -> bool: ...
     converter: Callable[[Any], Any] | None
     auto_field: bool
     proxy_hook: Callable[[Any], str | None] | None
@@ -96,6 +100,13 @@ class BatchIterator(Iterator[Any]):
 
     def __next__(self) -> Any: ...
     def close(self) -> None: ...
+
+CAP_SHARED_REFS: int
+CAP_CLASS_ARG: int
+CAP_CALLBACKS: int
+CAP_NATIVES: int
+CAP_BUFFERS: int
+CAP_TEXT_PROXIES: int
 
 def member(obj: JavaObject | JavaClass, name: str) -> JavaMember: ...
 def inproc_client(helper_jar: str, classpath: str | Sequence[str] | None = ...,
