@@ -29,6 +29,8 @@ need=()
 command -v javac >/dev/null 2>&1 || [ -x "${JAVA_HOME:-/nonexistent}/bin/javac" ] \
   || need+=(openjdk-17-jdk-headless)
 command -v gcc >/dev/null 2>&1 || need+=(gcc)
+# libc6-dev (C headers and crt files) is only a Recommends of gcc.
+dpkg -s libc6-dev >/dev/null 2>&1 || need+=(libc6-dev)
 command -v cmake >/dev/null 2>&1 || need+=(cmake)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 pkg-config --exists libffi 2>/dev/null || need+=(libffi-dev)
