@@ -6,9 +6,9 @@ JVM; ``gw.jvm.java.lang.System.currentTimeMillis()`` is then one JNI call.
 from __future__ import annotations
 
 from . import _py4jni, java_gateway as _java_gateway, protocol as _protocol
-from .java_gateway import (CallbackServerParameters, GatewayParameters,
-                           JavaClass, as_memoryview,
-                           JavaGateway, JavaMember, JavaObject, JavaPackage, JVMView,
+from ._py4jni import JavaClass, JavaMember, JavaObject
+from .java_gateway import (CallbackServerParameters, GatewayParameters, as_memoryview,
+                           JavaGateway, JavaPackage, JVMView,
                            get_field, get_java_class, get_method, helper_jar_path,
                            is_instance_of, java_import, remove_imports, set_field)
 from .launcher import find_jar_path, launch_gateway

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import deque
 from queue import Queue
-from typing import Any
+from typing import Any, Callable
 
 from .compat import CompatThread
 from .java_gateway import quiet_close
@@ -19,6 +19,7 @@ class OutputConsumer(CompatThread):
         super().__init__(*args, **kwargs)
         self.redirect = redirect
         self.stream = stream
+        self.redirect_func: Callable[[Any], Any]
         if isinstance(redirect, Queue):
             self.redirect_func = redirect.put
         elif isinstance(redirect, deque):

@@ -9,7 +9,11 @@ from sys import version_info  # noqa: F401
 
 TYPE_CHECKING = False  # typing's constant without importing typing (~5 ms)
 if TYPE_CHECKING:
+    from threading import Thread
     from typing import Any, Iterator
+
+    class CompatThread(Thread):
+        """What type checkers see of CompatThread (made on first use, below)."""
 
 range = range  # noqa: A001 - py4j's name
 long = int
@@ -20,17 +24,17 @@ unichr = chr
 bytestr = bytes
 
 
-def items(d: dict) -> Any:
+def items(d: dict[Any, Any]) -> Any:
     """The items of a mapping (a view)."""
     return d.items()
 
 
-def iteritems(d: dict) -> Iterator:
+def iteritems(d: dict[Any, Any]) -> Iterator[Any]:
     """An iterator over the items of a mapping."""
     return iter(d.items())
 
 
-def next(x: Iterator) -> Any:  # noqa: A001 - py4j's name
+def next(x: Iterator[Any]) -> Any:  # noqa: A001 - py4j's name
     """The next item of an iterator (``x.__next__()``)."""
     return x.__next__()
 

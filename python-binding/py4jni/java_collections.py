@@ -53,7 +53,7 @@ from _collections_abc import (ItemsView, KeysView, Mapping, MutableMapping,
 
 TYPE_CHECKING = False  # typing's constant without importing typing (~5 ms)
 if TYPE_CHECKING:
-    from typing import Any, Iterable, Iterator
+    from typing import Any, Callable, Iterable, Iterator
 
 from . import _hooks, _py4jni
 from . import protocol as proto
@@ -174,7 +174,8 @@ def _walk(obj: Any, mode: str = "k") -> Iterator[Any]:
     if mode == "e":
         get = _member(obj, "get")
         return ((k, get(k)) for k in _walk(obj, "k"))
-    if isinstance(obj, Mapping):
+    is_map = isinstance(obj, Mapping)  # (a flag: keeps obj's type for _member)
+    if is_map:
         source = _member(obj, "keySet" if mode == "k" else "values")()
     else:
         source = obj
@@ -188,6 +189,7 @@ class JavaIterator(JavaObject):
     ``next()`` once (one Java call); NoSuchElementException ends the iteration."""
 
     __slots__ = ("_batch",)
+    _batch: Any
 
     def __iter__(self) -> "JavaIterator":
         return self
@@ -211,7 +213,7 @@ class JavaIterator(JavaObject):
 
 # ------------------------------------------------------------------ list
 
-class JavaList(JavaObject, MutableSequence):
+class JavaList(JavaObject, MutableSequence["Any"]):
     """A java.util.List as a Python MutableSequence.
 
     Indexing, ``len`` and ``in`` are one Java call each (a negative index adds a
@@ -430,7 +432,7 @@ class JavaList(JavaObject, MutableSequence):
 
 # ------------------------------------------------------------------ set
 
-class JavaSet(JavaObject, MutableSet):
+class JavaSet(JavaObject, MutableSet["Any"]):
     """A java.util.Set as a Python MutableSet.
 
     ``add``, ``remove``, ``in`` and ``len`` are one Java call each; ``discard`` raises
@@ -441,7 +443,7 @@ class JavaSet(JavaObject, MutableSet):
     __slots__ = ()
 
     @classmethod
-    def _from_iterable(cls, it: Iterable[Any]) -> set:
+    def _from_iterable(cls, it: Iterable[Any]) -> set[Any]:
         return set(it)
 
     # Subset comparisons as Python sets have them (== stays Java's equals, as in py4j).
@@ -474,7 +476,7 @@ class JavaSet(JavaObject, MutableSet):
     def clear(self) -> None:
         _member(self, "clear")()
 
-    def __isub__(self, it: Any) -> "JavaSet":
+    def __isub__(self, it: Set[Any]) -> "JavaSet":
         if it is self:
             self.clear()
         else:
@@ -492,19 +494,21 @@ class JavaSet(JavaObject, MutableSet):
 
 # ------------------------------------------------------------------ map
 
-class _JavaKeysView(KeysView):
+class _JavaKeysView(KeysView["Any"]):
     __slots__ = ()
 
 
-class _JavaValuesView(ValuesView):
+class _JavaValuesView(ValuesView["Any"]):
     __slots__ = ()
+    _mapping: "JavaMap"
 
     def __iter__(self) -> Iterator[Any]:
         return _walk(self._mapping, "v")
 
 
-class _JavaItemsView(ItemsView):
+class _JavaItemsView(ItemsView["Any", "Any"]):
     __slots__ = ()
+    _mapping: "JavaMap"
 
     def __iter__(self) -> Iterator[Any]:
         return _walk(self._mapping, "e")
@@ -515,7 +519,7 @@ class _JavaItemsView(ItemsView):
         return m.containsKey(key) and _member(m, "get")(key) == value
 
 
-class JavaMap(JavaObject, MutableMapping):
+class JavaMap(JavaObject, MutableMapping["Any", "Any"]):
     """A java.util.Map as a Python MutableMapping.
 
     ``m[k]`` is ``get(k)`` and returns None for an absent key (py4j's rule);
@@ -544,13 +548,13 @@ class JavaMap(JavaObject, MutableMapping):
     def __contains__(self, key: Any) -> bool:
         return self.containsKey(key)
 
-    def keys(self) -> KeysView:
+    def keys(self) -> KeysView[Any]:
         return _JavaKeysView(self)
 
-    def values(self) -> ValuesView:
+    def values(self) -> ValuesView[Any]:
         return _JavaValuesView(self)
 
-    def items(self) -> ItemsView:
+    def items(self) -> ItemsView[Any, Any]:
         return _JavaItemsView(self)
 
     def get(self, key: Any, default: Any = None) -> Any:
@@ -612,7 +616,7 @@ _SETTERS = {"Z": "setBoolean", "B": "setByte", "C": "setChar", "S": "setShort",
 _READ_CHUNK = 65536
 
 
-class JavaArray(JavaArrayBase, Sequence):
+class JavaArray(JavaArrayBase, Sequence["Any"]):
     """A Java array as a fixed-length Python Sequence with item assignment.
 
     Primitive arrays (``int[]``, ``double[]`` ...) read and write through region copies
@@ -674,12 +678,11 @@ class JavaArray(JavaArrayBase, Sequence):
         idx = range(start, stop, step)
         client = self._gateway_client
         if elem != "L":
+            data: Any = ()
             if idx:
                 lo, hi = min(idx), max(idx) + 1
                 raw = memoryview(self._read_bytes(lo, hi)).cast(_py4jni.elem_info(elem)[0])
                 data = raw[start - lo::step]
-            else:
-                data = ()
             made = _py4jni.array_new(client, elem, data)
             if made is not NotImplemented:
                 return made
@@ -755,7 +758,7 @@ class JavaArray(JavaArrayBase, Sequence):
                         f"{component}[]")  # py4j: Py4JError "Cannot convert ..."
 
     # -- fallbacks for transports without array operations (socket mode)
-    def _fallback_info(self) -> tuple:
+    def _fallback_info(self) -> tuple[str, int]:
         name = self.getClass().getName()
         elem = name[1] if len(name) == 2 and name[0] == "[" and name[1] in _SETTERS else "L"
         length = _jclass(self._gateway_client, "java.lang.reflect.Array").getLength(self)
@@ -797,7 +800,7 @@ def _class_object(client: Any, java_class: Any) -> Any:
     return _jclass(client, "java.lang.Class").forName(fqn)
 
 
-def _int_array(client: Any, values: list) -> Any:
+def _int_array(client: Any, values: list[int]) -> Any:
     made = _py4jni.array_new(client, "I", values)
     if made is not NotImplemented:
         return made
@@ -975,14 +978,20 @@ def _auto_convert(gateway: Any, obj: Any) -> Any:
     return NotImplemented
 
 
+def _wrapper_maker(name: str) -> "Callable[[str, Any], Any]":
+    """An output converter making the wrapper class ``name`` (looked up when called)."""
+    def make(target_id: str, gateway_client: Any) -> Any:
+        return globals()[name](target_id, gateway_client)
+    return make
+
+
 register_input_converter(SetConverter())  # py4j's order
 register_input_converter(MapConverter())
 register_input_converter(ListConverter())
 for _letter, _wrapper in ((proto.MAP_TYPE, "JavaMap"), (proto.LIST_TYPE, "JavaList"),
                           (proto.ARRAY_TYPE, "JavaArray"), (proto.SET_TYPE, "JavaSet"),
                           (proto.ITERATOR_TYPE, "JavaIterator")):
-    register_output_converter(_letter, lambda target_id, gateway_client, _w=_wrapper:
-                              globals()[_w](target_id, gateway_client))
+    register_output_converter(_letter, _wrapper_maker(_wrapper))
 
 
 def _install() -> None:

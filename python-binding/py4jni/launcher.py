@@ -84,6 +84,7 @@ def launch_gateway(port: int = 0, jarpath: str = "", classpath: str = "",
             cwd=cwd, text=True, **kwargs)
     except OSError as exc:
         raise Py4JError(f"cannot start {java_path}: {exc}") from exc
+    assert proc.stdout is not None and proc.stderr is not None  # both are PIPEs
     first = proc.stdout.readline()
     if not first.strip().isdigit():
         proc.kill()

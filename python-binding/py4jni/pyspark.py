@@ -172,9 +172,10 @@ def _submit_args(props: dict[str, str]) -> None:
                             "is not supported in-process (supported: --conf, "
                             + ", ".join(as_prop) + ")")
         if not eq:
-            value = next(it, None)
-            if value is None:
+            following = next(it, None)
+            if following is None:
                 raise Py4JError(f"py4jni.pyspark: {key} in PYSPARK_SUBMIT_ARGS needs a value")
+            value = following
         if key == "--conf":
             k, _, v = value.partition("=")
             props[k] = v
@@ -278,8 +279,9 @@ def _launch_gateway(conf: Any = None, popen_kwargs: Any = None) -> Any:
                     "SparkContext._gateway), or start the other gateway with "
                     "classpath=py4jni.pyspark.driver_classpath()") from None
             raise
-        gateway.proc = None
-        gateway._callback_server = _InProcessCallbacks()
+        pyspark_view: Any = gateway  # PySpark's attributes, not the class's
+        pyspark_view.proc = None
+        pyspark_view._callback_server = _InProcessCallbacks()
         for name in _JAVA_IMPORTS:
             java_gateway.java_import(gateway.jvm, name)
         _quiet_logging(gateway)
@@ -357,16 +359,16 @@ def _patch_pyspark() -> None:
     """PySpark's launch_gateway (where it is defined and where it was imported) becomes
     the in-process one."""
     import pyspark.java_gateway as pjg
-    pjg.launch_gateway = _launch_gateway
+    setattr(pjg, "launch_gateway", _launch_gateway)  # noqa: B010 - pyspark is untyped
     for modname in ("pyspark.context", "pyspark.core.context"):
         mod = sys.modules.get(modname)
         if mod is not None and hasattr(mod, "launch_gateway"):
-            mod.launch_gateway = _launch_gateway
+            setattr(mod, "launch_gateway", _launch_gateway)  # noqa: B010
 
 
 def enabled() -> bool:
     """True once enable() ran in this process."""
-    return _state["enabled"]
+    return bool(_state["enabled"])
 
 
 def enable() -> None:
