@@ -115,6 +115,7 @@ def _spawn(mode: str, cold: bool) -> subprocess.Popen:
     args = [sys.executable, os.path.abspath(__file__), "--worker", mode] + (["--cold"] if cold else [])
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
     env.pop("PYSPARK_SUBMIT_ARGS", None)
+    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # benchmarks use loopback only
     return subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True, env=env)
 

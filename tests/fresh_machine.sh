@@ -90,8 +90,10 @@ debootstrap --variant=minbase --include="$INCLUDE" --unpack-tarball="$TARBALL" \
 printf '#!/bin/sh\nexit 101\n' > "$rootfs/usr/sbin/policy-rc.d"   # no daemons start
 chmod +x "$rootfs/usr/sbin/policy-rc.d"
 
-# What Debian's installer writes and debootstrap does not: /etc/hosts (localhost).
-printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' > "$rootfs/etc/hosts"
+# What Debian's installer writes and debootstrap does not: /etc/hosts (localhost, and the
+# machine's own name on 127.0.1.1, which Java's InetAddress.getLocalHost resolves).
+printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' \
+  "$(hostname)" > "$rootfs/etc/hosts"
 # This network's settings, as a fresh machine on it would have them.
 cp -L /etc/resolv.conf "$rootfs/etc/resolv.conf"
 pass_env=()

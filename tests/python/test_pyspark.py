@@ -27,12 +27,16 @@ pytestmark = pytest.mark.inproc_only("PySpark's driver JVM embedded in-process")
 DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pyspark_driver.py")
 # What the driver leaves in its temp directory on purpose (the streaming step's input).
 OWN_FILES = {"stream-in", "stream-ckpt"}
+# Spark binds its driver to this address (tests use loopback only; it also spares Spark's
+# lookup of the machine's own name, which fails where that name does not resolve).
+LOOPBACK = "127.0.0.1"
 
 
 def _start(mode: str, tmp: str) -> subprocess.Popen:
     env = dict(os.environ)
     env["PYSPARK_PYTHON"] = sys.executable  # stock: workers need this venv's pyarrow too
     env.pop("PYSPARK_SUBMIT_ARGS", None)
+    env.setdefault("SPARK_LOCAL_IP", LOOPBACK)
     return subprocess.Popen([sys.executable, DRIVER, mode, tmp], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
 
