@@ -449,6 +449,8 @@ class JavaGateway(_py4jni.Namespace):
     ``java_gateway_server`` is the GatewayServer object.
     """
 
+    _pinned_threads = False  # ClientServer: py4j's pinned-thread mode in socket mode
+
     def __init__(self, gateway_client: Any = None, auto_field: bool = False,
                  python_proxy_port: int = DEFAULT_PYTHON_PROXY_PORT,
                  start_callback_server: bool = False, auto_convert: bool = False,
@@ -461,6 +463,8 @@ class JavaGateway(_py4jni.Namespace):
                  entry_point: Any = None, cds: bool = True) -> None:
         transport, classpath, entry_point = _choose_transport(
             mode, gateway_parameters, gateway_client, classpath, entry_point)
+        if self._pinned_threads and transport.mode == "socket":
+            transport = _transports.PINNED
         self.gateway_parameters = gateway_parameters or GatewayParameters(
             auto_field=auto_field, auto_convert=auto_convert, eager_load=eager_load)
         self.callback_server_parameters = callback_server_parameters or \
