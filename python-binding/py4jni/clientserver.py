@@ -95,6 +95,11 @@ class ClientServerConnectionGuard(GatewayConnectionGuard):
         pass
 
 
+_NO_RAW = ("py4jni: ClientServerConnection sends no raw command text (a ClientServer's "
+           "calls go through its client, one connection per thread); use "
+           "py4jni.java_gateway.GatewayConnection for raw py4j commands")
+
+
 class _JavaClientType(type(GatewayClient)):  # type: ignore[misc]
     """isinstance(x, JavaClient) holds for every pinned-thread py4jni client."""
 
@@ -186,6 +191,15 @@ class ClientServerConnection(CallbackConnection):
         self.socket = socket
         self.stream = stream
         self.is_connected = True
+
+    def connect_to_java_server(self) -> None:
+        """py4j's raw client connection: not available (py4jni's pinned-thread client
+        builds its commands in C; GatewayConnection sends raw command text)."""
+        raise Py4JError(_NO_RAW)
+
+    def send_command(self, command: str) -> str:
+        """Not available: see connect_to_java_server."""
+        raise Py4JError(_NO_RAW)
 
     def start(self) -> None:
         """Serves the connection on a new daemon thread."""

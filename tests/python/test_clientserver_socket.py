@@ -287,6 +287,17 @@ def test_close_leaves_java_running(java):
     assert other.entry_point.hello("y") == "hello y"
 
 
+def test_raw_client_connections_are_refused(cs):
+    from py4jni.java_gateway import GatewayProperty
+    conn = ClientServerConnection(cs.java_parameters, cs.python_parameters,
+                                  GatewayProperty(False, cs.gateway_property.pool),
+                                  cs._gateway_client)
+    with pytest.raises(Py4JError, match="no raw command text"):
+        conn.connect_to_java_server()
+    with pytest.raises(Py4JError, match="no raw command text"):
+        conn.send_command("c\nt\nhello\ne\n")
+
+
 def test_tls_is_refused():
     import ssl
     ctx = ssl.create_default_context()
