@@ -188,6 +188,37 @@ def test_a_finished_thread_closes_its_connection(cs):
     assert entry.openConnections() == before
 
 
+def test_thread_outliving_its_client(java):
+    # a thread keeps its pinned connection after its client is gone; its exit then
+    # closes nothing of the freed client (run under ASan by tests/run_sanitizers.sh)
+    import weakref
+    cs = java.connect()
+    client = weakref.ref(cs._gateway_client)
+    box = [cs.entry_point]
+    ready, go = threading.Event(), threading.Event()
+    said = []
+
+    def work():
+        said.append(box[0].hello("t"))
+        ready.set()
+        go.wait()
+
+    t = threading.Thread(target=work)
+    t.start()
+    ready.wait()
+    box.clear()
+    java.made.remove(cs)
+    cs.close()  # Java stays up
+    del cs
+    gc.collect()
+    assert client() is None
+    go.set()
+    t.join()
+    assert said == ["hello t"]
+    again = java.connect()  # the process and the Java side go on
+    assert again.entry_point.hello("u") == "hello u"
+
+
 def test_java_exception_is_py4jjavaerror(cs):
     with pytest.raises(Py4JJavaError) as info:
         cs.jvm.java.lang.Integer.parseInt("nope")
