@@ -1732,57 +1732,41 @@ static p4j_status op_serve(p4j_client *c, int fd, const char *auth_token,
     return st;
 }
 
+/* The operations both socket ops tables share. */
+#define SOCKET_OPS_COMMON \
+    .call = op_call, \
+    .construct = op_construct, \
+    .field_get = op_field_get, \
+    .field_set = op_field_set, \
+    .resolve = op_resolve, \
+    .static_member = op_static_member, \
+    .view_new = op_view_new, \
+    .view_import = op_view_import, \
+    .dir = op_dir, \
+    .help = op_help, \
+    .read_bytes = op_read_bytes, \
+    .stack_trace = op_stack_trace, \
+    .release = op_release, \
+    .dup = op_dup, \
+    .shutdown = op_shutdown, \
+    .destroy = op_destroy, \
+    .ref_id = op_ref_id, \
+    .ref_from_id = op_ref_from_id, \
+    .shutdown_server = p4j_socket_client_shutdown_server, \
+    .decode_arg = op_decode_arg, \
+    .encode_answer = op_encode_answer,
+
 static const p4j_client_ops socket_ops = {
     .name = "socket",
     .caps = P4J_CAP_TEXT_PROXIES,
-    .call = op_call,
-    .construct = op_construct,
-    .field_get = op_field_get,
-    .field_set = op_field_set,
-    .resolve = op_resolve,
-    .static_member = op_static_member,
-    .view_new = op_view_new,
-    .view_import = op_view_import,
-    .dir = op_dir,
-    .help = op_help,
-    .read_bytes = op_read_bytes,
-    .stack_trace = op_stack_trace,
-    .release = op_release,
-    .dup = op_dup,
-    .shutdown = op_shutdown,
-    .destroy = op_destroy,
-    .ref_id = op_ref_id,
-    .ref_from_id = op_ref_from_id,
-    .shutdown_server = p4j_socket_client_shutdown_server,
-    .decode_arg = op_decode_arg,
-    .encode_answer = op_encode_answer,
+    SOCKET_OPS_COMMON
 };
 
 /* py4j's pinned-thread mode: the socket ops plus commands from the peer. */
 static const p4j_client_ops pinned_ops = {
     .name = "socket",
     .caps = P4J_CAP_TEXT_PROXIES | P4J_CAP_PINNED,
-    .call = op_call,
-    .construct = op_construct,
-    .field_get = op_field_get,
-    .field_set = op_field_set,
-    .resolve = op_resolve,
-    .static_member = op_static_member,
-    .view_new = op_view_new,
-    .view_import = op_view_import,
-    .dir = op_dir,
-    .help = op_help,
-    .read_bytes = op_read_bytes,
-    .stack_trace = op_stack_trace,
-    .release = op_release,
-    .dup = op_dup,
-    .shutdown = op_shutdown,
-    .destroy = op_destroy,
-    .ref_id = op_ref_id,
-    .ref_from_id = op_ref_from_id,
-    .shutdown_server = p4j_socket_client_shutdown_server,
-    .decode_arg = op_decode_arg,
-    .encode_answer = op_encode_answer,
+    SOCKET_OPS_COMMON
     .set_command_handler = op_set_command_handler,
     .serve = op_serve,
 };

@@ -306,37 +306,20 @@ static int client_set_converter(PyObject *self, PyObject *value, void *closure)
     return 0;
 }
 
-static PyObject *client_get_proxy_hook(PyObject *self, void *closure)
+/* Getter of a callable-or-None slot of the Client (closure: the slot's offset). */
+static PyObject *client_get_hook(PyObject *self, void *closure)
 {
-    (void)closure;
-    return Py_NewRef(((ClientObject *)self)->proxy_hook);
+    return Py_NewRef(*(PyObject **)((char *)self + (size_t)closure));
 }
 
-static int client_set_proxy_hook(PyObject *self, PyObject *value, void *closure)
+/* Setter of a callable-or-None slot of the Client (closure: the slot's offset). */
+static int client_set_hook(PyObject *self, PyObject *value, void *closure)
 {
-    (void)closure;
     if (!value || (value != Py_None && !PyCallable_Check(value))) {
-        PyErr_SetString(PyExc_TypeError, "proxy_hook must be callable or None");
+        PyErr_SetString(PyExc_TypeError, "the hook must be callable or None");
         return -1;
     }
-    Py_XSETREF(((ClientObject *)self)->proxy_hook, Py_NewRef(value));
-    return 0;
-}
-
-static PyObject *client_get_command_hook(PyObject *self, void *closure)
-{
-    (void)closure;
-    return Py_NewRef(((ClientObject *)self)->command_hook);
-}
-
-static int client_set_command_hook(PyObject *self, PyObject *value, void *closure)
-{
-    (void)closure;
-    if (!value || (value != Py_None && !PyCallable_Check(value))) {
-        PyErr_SetString(PyExc_TypeError, "command_hook must be callable or None");
-        return -1;
-    }
-    Py_XSETREF(((ClientObject *)self)->command_hook, Py_NewRef(value));
+    Py_XSETREF(*(PyObject **)((char *)self + (size_t)closure), Py_NewRef(value));
     return 0;
 }
 
@@ -390,12 +373,14 @@ static PyGetSetDef client_getset[] = {
     {"converter", client_get_converter, client_set_converter,
      "callable(obj) -> JavaObject for Python arguments of other types (auto_convert, "
      "callbacks), or None.", NULL},
-    {"proxy_hook", client_get_proxy_hook, client_set_proxy_hook,
+    {"proxy_hook", client_get_hook, client_set_hook,
      "socket mode: callable(obj) -> py4j proxy text '<id>;<iface>;...' (or None: not a "
-     "proxy) for Python objects whose class has Java.implements, or None.", NULL},
-    {"command_hook", client_get_command_hook, client_set_command_hook,
+     "proxy) for Python objects whose class has Java.implements, or None.",
+     (void *)offsetof(ClientObject, proxy_hook)},
+    {"command_hook", client_get_hook, client_set_hook,
      "pinned-thread mode: callable(command: bytes) -> answer: bytes, runs a command Java "
-     "sends on a thread's connection (py4j's c or g lines, up to e), or None.", NULL},
+     "sends on a thread's connection (py4j's c or g lines, up to e), or None.",
+     (void *)offsetof(ClientObject, command_hook)},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

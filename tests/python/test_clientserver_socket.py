@@ -17,6 +17,7 @@ import time
 
 import pytest
 
+from clientserver_scenario import FX, Add, Down
 from conftest import clientserver_jar, fixtures_jar, free_port, py4j_jar, \
     start_java_clientserver
 from py4jni import Py4JAuthenticationError, Py4JError, Py4JJavaError, Py4JNetworkError
@@ -25,41 +26,6 @@ from py4jni.clientserver import (ClientServer, ClientServerConnection, JavaClien
 
 pytestmark = pytest.mark.skipif(py4j_jar() is None or clientserver_jar() is None,
                                 reason="py4j's jar or the ClientServer fixture is missing")
-
-FX = "org.py4jni.fixtures.CallbackFixtures"
-
-
-class Add:
-    """An Operator that records the Python threads it ran on."""
-
-    def __init__(self):
-        self.threads = []
-
-    def apply(self, a, b):
-        self.threads.append(threading.get_ident())
-        return a + b
-
-    def name(self):
-        return "add"
-
-    class Java:
-        implements = ["org.py4jni.fixtures.Operator"]
-
-
-class Down:
-    """A Recurser: each level calls Java's recurse, which calls down again."""
-
-    def __init__(self, fx):
-        self.fx = fx
-        self.threads = []
-
-    def down(self, n):
-        self.threads.append(threading.get_ident())
-        return self.fx.recurse(self, n)
-
-    class Java:
-        implements = [FX + "$Recurser"]
-
 
 class Java:
     """A Java ClientServer in a child JVM and the ClientServers the test made on it."""
@@ -339,69 +305,8 @@ def test_tls_is_refused():
                      PythonParameters(port=free_port(), ssl_context=ctx))
 
 
-SCENARIO = textwrap.dedent('''
-    import json, sys, threading
-    impl, java_port, python_port = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    if impl == "py4j":
-        from py4j.clientserver import ClientServer, JavaParameters, PythonParameters
-        from py4j.protocol import Py4JJavaError
-    else:
-        from py4jni.clientserver import ClientServer, JavaParameters, PythonParameters
-        from py4jni.protocol import Py4JJavaError
-
-    class Add:
-        def __init__(self):
-            self.threads = []
-        def apply(self, a, b):
-            self.threads.append(threading.get_ident())
-            return a + b
-        def name(self):
-            return "add"
-        class Java:
-            implements = ["org.py4jni.fixtures.Operator"]
-
-    class Down:
-        def __init__(self, fx):
-            self.fx, self.threads = fx, []
-        def down(self, n):
-            self.threads.append(threading.get_ident())
-            return self.fx.recurse(self, n)
-        class Java:
-            implements = ["org.py4jni.fixtures.CallbackFixtures$Recurser"]
-
-    cs = ClientServer(JavaParameters(port=java_port), PythonParameters(port=python_port),
-                      python_server_entry_point=Add())
-    me = threading.get_ident()
-    fx = cs.jvm.org.py4jni.fixtures.CallbackFixtures
-    out = {"hello": cs.entry_point.hello("x"), "max": cs.jvm.java.lang.Math.max(2, 9)}
-    op = Add()
-    out["apply"] = cs.jvm.org.py4jni.fixtures.Callbacks.apply(op, 2, 3)
-    out["apply_on_caller"] = op.threads == [me]
-    down = Down(fx)
-    out["recurse"] = fx.recurse(down, 4)
-    out["recurse_on_caller"] = down.threads == [me] * 4
-    down = Down(fx)
-    out["on_thread"] = fx.recurseOnThread(down, 3)
-    out["on_thread_one_python_thread"] = len(set(down.threads)) == 1 and me not in down.threads
-    out["entry_on_thread"] = cs.entry_point.applyPythonEntryOnThread(4, 5)
-    try:
-        cs.jvm.java.lang.Integer.parseInt("nope")
-    except Py4JJavaError as e:
-        out["error"] = e.java_exception.getClass().getName()
-    names = set()
-    def other():
-        names.add(cs.entry_point.threadName())
-    t = threading.Thread(target=other); t.start(); t.join()
-    names.add(cs.entry_point.threadName())
-    out["java_threads_for_two_python_threads"] = len(names)
-    cs.shutdown()
-    print(json.dumps(out, sort_keys=True))
-''')
-
-
-def test_differential_against_py4js_clientserver(tmp_path):
-    script = tmp_path / "scenario.py"
-    script.write_text(SCENARIO)
+def test_differential_against_py4js_clientserver():
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "clientserver_scenario.py")
     results = {}
     for impl in ("py4j", "py4jni"):
         python_port = free_port()
