@@ -418,6 +418,20 @@ static void unlink_locked(socket_client *sc, conn *cn)
     sc->nopen--;
 }
 
+/* Adds `cn` to the client's open connections unless the client is shut down; false
+ * then. Called with sc->mu held. */
+static bool link_unless_closed_locked(socket_client *sc, conn *cn)
+{
+    if (sc->base.closed)
+        return false;
+    cn->next = sc->all;
+    if (sc->all)
+        sc->all->prev = cn;
+    sc->all = cn;
+    sc->nopen++;
+    return true;
+}
+
 static p4j_status acquire_pinned(socket_client *sc, conn **out, p4j_error *err);
 
 /* Takes an idle connection or opens one. */
@@ -449,14 +463,7 @@ static p4j_status acquire_pooled(socket_client *sc, conn **out, p4j_error *err)
     if (conn_open(sc, &cn, err) != P4J_OK)
         return P4J_ERROR;
     pthread_mutex_lock(&sc->mu);
-    bool closed = sc->base.closed;
-    if (!closed) {
-        cn->next = sc->all;
-        if (sc->all)
-            sc->all->prev = cn;
-        sc->all = cn;
-        sc->nopen++;
-    }
+    bool closed = !link_unless_closed_locked(sc, cn);
     pthread_mutex_unlock(&sc->mu);
     if (closed) {
         conn_free(cn);
@@ -594,14 +601,7 @@ static p4j_status pin_conn(socket_client *sc, conn *cn, p4j_error *err)
     p->cn = cn;
     pthread_mutex_lock(&pins_mu);
     pthread_mutex_lock(&sc->mu);
-    bool closed = sc->base.closed;
-    if (!closed) {
-        cn->next = sc->all;
-        if (sc->all)
-            sc->all->prev = cn;
-        sc->all = cn;
-        sc->nopen++;
-    }
+    bool closed = !link_unless_closed_locked(sc, cn);
     pthread_mutex_unlock(&sc->mu);
     if (!closed) {
         p->next = pthread_getspecific(pins_key);
