@@ -253,8 +253,12 @@ class JavaParameters(GatewayParameters):
 
 
 class PythonParameters(CallbackServerParameters):
-    """py4j's parameters of the Python side of a ClientServer. In-process no server is
-    started; ``propagate_java_exceptions`` applies to callbacks."""
+    """py4j's parameters of the Python side of a ClientServer. Socket mode: where the
+    PythonServer listens, ``eager_load`` (start it with the gateway), ``read_timeout``,
+    ``auth_token`` (Java's connections must present it); ``daemonize`` and
+    ``daemonize_connections`` are accepted (py4jni's server threads are daemons).
+    In-process no server is started. ``propagate_java_exceptions`` applies to callbacks
+    in both."""
 
     def __init__(self, address: str = DEFAULT_ADDRESS, port: int = DEFAULT_PYTHON_PROXY_PORT,
                  daemonize: bool = False, daemonize_connections: bool = False,

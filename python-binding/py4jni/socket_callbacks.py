@@ -47,6 +47,11 @@ on every connection when ``CallbackServerParameters.auth_token`` is set (the gat
 token is not used: py4j's command-line GatewayServer does not authenticate its callback
 connections).
 
+*Pinned-thread mode* (py4jni.clientserver, a py4j ClientServer): Java calls a proxy on
+the connection of the Python thread waiting for it; the C client hands the command to
+the client's ``command_hook`` (``command_hook`` below), which runs it with ``execute``,
+the same code the callback server's connections use.
+
 *Threads.* One daemon thread accepts; each Java connection is served by a daemon thread
 of its own (py4j's Java side opens one connection per concurrent callback), so a
 callback may call Java, which may call back into Python on another connection, to any
