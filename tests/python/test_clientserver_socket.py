@@ -140,18 +140,26 @@ def test_two_python_threads_each_pinned(cs):
     assert seen["a"][3] != seen["b"][3]
 
 
+def wait_for(read, value, seconds=30.0):
+    """Polls read() until it returns value (Java counts a connection on its accepting
+    thread, a moment after serving it); returns the last value read."""
+    deadline = time.monotonic() + seconds
+    got = read()
+    while got != value and time.monotonic() < deadline:
+        time.sleep(0.02)
+        got = read()
+    return got
+
+
 def test_a_finished_thread_closes_its_connection(cs):
     entry = cs.entry_point
-    before = entry.openConnections()
+    assert wait_for(entry.openConnections, 1) == 1  # this thread's
     during = []
-    t = threading.Thread(target=lambda: during.append(entry.openConnections()))
+    t = threading.Thread(target=lambda: during.append(wait_for(entry.openConnections, 2)))
     t.start()
     t.join()
-    assert during == [before + 1]
-    deadline = time.monotonic() + 30
-    while entry.openConnections() != before and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert entry.openConnections() == before
+    assert during == [2]  # the thread had a connection of its own ...
+    assert wait_for(entry.openConnections, 1) == 1  # ... closed when it ended
 
 
 def test_thread_outliving_its_client(java):
