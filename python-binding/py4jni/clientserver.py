@@ -41,8 +41,10 @@ from .java_gateway import (DEFAULT_ACCEPT_TIMEOUT_PLACEHOLDER, DEFAULT_ADDRESS, 
                            GatewayClient, GatewayConnectionGuard, GatewayParameters,
                            JavaGateway, _refuse_tls, do_client_auth, logger, quiet_close,
                            quiet_shutdown, server_connection_stopped, set_linger)
-from .protocol import (Py4JAuthenticationError, Py4JError, Py4JNetworkError,  # noqa: F401
-                       get_command_part, get_return_value, smart_decode)
+from .protocol import (AUTH_COMMAND_NAME, EMPTY_RESPONSE, ERROR_ON_RECEIVE,  # noqa: F401
+                       ERROR_ON_SEND, SHUTDOWN_GATEWAY_COMMAND_NAME, Py4JAuthenticationError,
+                       Py4JError, Py4JNetworkError, get_command_part, get_return_value,
+                       is_error, smart_decode)
 from .socket_callbacks import CallbackConnection, CallbackServer
 
 SHUTDOWN_FINALIZER_WORKER = "__shutdown__"
@@ -93,11 +95,6 @@ class ClientServerConnectionGuard(GatewayConnectionGuard):
 
     def __exit__(self, type: Any, value: Any, traceback: Any) -> None:  # noqa: A002
         pass
-
-
-_NO_RAW = ("py4jni: ClientServerConnection sends no raw command text (a ClientServer's "
-           "calls go through its client, one connection per thread); use "
-           "py4jni.java_gateway.GatewayConnection for raw py4j commands")
 
 
 class _JavaClientType(type(GatewayClient)):  # type: ignore[misc]
@@ -160,10 +157,12 @@ class PythonServer(CallbackServer):
 
 
 class ClientServerConnection(CallbackConnection):
-    """py4j's two-way connection of the pinned-thread mode, as the PythonServer makes
+    """py4j's two-way connection of the pinned-thread mode. As the PythonServer makes
     them: ``start()`` serves the accepted socket on a new daemon thread, which it
     becomes the Java connection of (the C client reads Java's commands, runs them
-    through the client's command hook and answers); ``close()`` ends it."""
+    through the client's command hook and answers); ``close()`` ends it. Made by user
+    code: ``connect_to_java_server()``, then raw py4j text with ``send_command`` (Java's
+    callbacks on it run in the caller), ``shutdown_gateway()``, ``close()``."""
 
     def __init__(self, java_parameters: Any, python_parameters: Any, gateway_property: Any,
                  java_client: Any, python_server: Any = None) -> None:
@@ -193,13 +192,85 @@ class ClientServerConnection(CallbackConnection):
         self.is_connected = True
 
     def connect_to_java_server(self) -> None:
-        """py4j's raw client connection: not available (py4jni's pinned-thread client
-        builds its commands in C; GatewayConnection sends raw command text)."""
-        raise Py4JError(_NO_RAW)
+        """py4j's raw client connection: connects to the JavaServer (authenticating with
+        ``java_parameters.auth_token``) for ``send_command``. (A ClientServer's own calls
+        go through its C client, a connection per thread.)"""
+        import socket
+        _refuse_tls(self.java_parameters, "JavaParameters")
+        try:
+            sock = socket.create_connection((self.java_address, self.java_port))
+            sock.settimeout(self.java_parameters.read_timeout or None)
+            self.socket, self.stream = sock, sock.makefile("rb")
+            self.is_connected = self.initiated_from_client = True
+        except OSError as exc:
+            self.close()
+            raise Py4JNetworkError(f"An error occurred while trying to connect to the Java "
+                                   f"server ({self.java_address}:{self.java_port})",
+                                   exc) from exc
+        token = self.java_parameters.auth_token
+        if token and is_error(self.send_command(f"{AUTH_COMMAND_NAME}\n{token}\n"))[0]:
+            self.close(reset=True)
+            raise Py4JAuthenticationError("Failed to authenticate with gateway server.")
 
     def send_command(self, command: str) -> str:
-        """Not available: see connect_to_java_server."""
-        raise Py4JError(_NO_RAW)
+        """Sends raw py4j command text and returns the answer without its ``!``. Commands
+        Java sends meanwhile on this connection (callbacks) run here, as in py4j."""
+        from .socket_callbacks import execute
+        try:
+            self.socket.sendall(command.encode("utf-8"))
+        except Exception as exc:  # noqa: BLE001
+            raise Py4JNetworkError("Error while sending", exc, ERROR_ON_SEND) from exc
+        propagate = bool(self.python_parameters.propagate_java_exceptions)
+        keep: list = []
+        try:
+            while True:
+                line = self.stream.readline()
+                if not line.strip():
+                    raise Py4JNetworkError("Answer from Java side is empty",
+                                           when=EMPTY_RESPONSE)
+                if line.startswith(b"!"):
+                    return smart_decode(line[1:-1])
+                lines = [line]
+                while lines[-1] != b"e\n":
+                    lines.append(self.stream.readline())
+                    if not lines[-1]:
+                        raise Py4JNetworkError("Answer from Java side is empty",
+                                               when=EMPTY_RESPONSE)
+                kept: list = []
+                self.socket.sendall(execute(self.java_client, self.pool, propagate,
+                                            lines, kept))
+                keep[:] = kept
+        except Py4JNetworkError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise Py4JNetworkError("Error while sending or receiving", exc,
+                                   ERROR_ON_RECEIVE) from exc
+
+    def shutdown_gateway(self) -> None:
+        """Asks the Java side to shut its ClientServer down, then closes."""
+        if not self.is_connected:
+            raise Py4JError("Gateway must be connected to send shutdown cmd.")
+        try:
+            self.socket.sendall(SHUTDOWN_GATEWAY_COMMAND_NAME.encode("utf-8"))
+        except OSError:
+            pass
+        self.close()
+
+    def close(self, reset: bool = False) -> None:
+        """Closes the connection (a RST when ``reset``); a served one's thread then ends."""
+        if self.socket is None:
+            return
+        if self.initiated_from_client:
+            if reset:
+                set_linger(self.socket)
+            quiet_close(self.stream)
+            if not reset:
+                quiet_shutdown(self.socket)
+            quiet_close(self.socket)
+            self.socket = self.stream = None
+            self.is_connected = False
+            return
+        super().close()
 
     def start(self) -> None:
         """Serves the connection on a new daemon thread."""

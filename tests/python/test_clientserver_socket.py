@@ -292,15 +292,35 @@ def test_close_leaves_java_running(java):
     assert other.entry_point.hello("y") == "hello y"
 
 
-def test_raw_client_connections_are_refused(cs):
-    from py4jni.java_gateway import GatewayProperty
+def test_raw_client_connection(cs):
     conn = ClientServerConnection(cs.java_parameters, cs.python_parameters,
-                                  GatewayProperty(False, cs.gateway_property.pool),
-                                  cs._gateway_client)
-    with pytest.raises(Py4JError, match="no raw command text"):
-        conn.connect_to_java_server()
-    with pytest.raises(Py4JError, match="no raw command text"):
-        conn.send_command("c\nt\nhello\ne\n")
+                                  cs.gateway_property, cs._gateway_client)
+    conn.connect_to_java_server()
+    try:
+        assert conn.send_command("c\nt\nhello\nsraw\ne\n") == "yshello raw"
+        op = Add()
+        pid = cs.gateway_property.pool.put(op)
+        # Java calls the proxy back on this connection: it runs here, as in py4j
+        answer = conn.send_command("c\nz:org.py4jni.fixtures.Callbacks\napply\n"
+                                   f"f{pid};org.py4jni.fixtures.Operator\ni1\ni2\ne\n")
+        assert answer == "yi3"
+        assert op.threads == [threading.get_ident()]
+    finally:
+        conn.close()
+    assert not conn.is_connected
+
+
+def test_raw_client_connection_with_a_wrong_token():
+    side = Java(token="s3cret")
+    try:
+        cs = side.connect(token="s3cret", eager_load=False)
+        params = JavaParameters(port=side.port, auth_token="wrong")
+        conn = ClientServerConnection(params, cs.python_parameters, cs.gateway_property,
+                                      cs._gateway_client)
+        with pytest.raises(Py4JAuthenticationError):
+            conn.connect_to_java_server()
+    finally:
+        side.close()
 
 
 def test_tls_is_refused():
