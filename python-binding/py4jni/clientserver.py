@@ -39,7 +39,8 @@ from . import _py4jni, _switch
 from .java_gateway import (DEFAULT_ACCEPT_TIMEOUT_PLACEHOLDER, DEFAULT_ADDRESS,  # noqa: F401
                            DEFAULT_PORT, DEFAULT_PYTHON_PROXY_PORT, CallbackServerParameters,
                            GatewayClient, GatewayConnectionGuard, GatewayParameters,
-                           JavaGateway, _refuse_tls, do_client_auth, logger, quiet_close,
+                           JavaGateway, _close_socket, _refuse_tls, do_client_auth, logger,
+                           quiet_close,
                            quiet_shutdown, server_connection_stopped, set_linger)
 from .protocol import (AUTH_COMMAND_NAME, EMPTY_RESPONSE, ERROR_ON_RECEIVE,  # noqa: F401
                        ERROR_ON_SEND, SHUTDOWN_GATEWAY_COMMAND_NAME, Py4JAuthenticationError,
@@ -261,12 +262,7 @@ class ClientServerConnection(CallbackConnection):
         if self.socket is None:
             return
         if self.initiated_from_client:
-            if reset:
-                set_linger(self.socket)
-            quiet_close(self.stream)
-            if not reset:
-                quiet_shutdown(self.socket)
-            quiet_close(self.socket)
+            _close_socket(self.socket, self.stream, reset)
             self.socket = self.stream = None
             self.is_connected = False
             return

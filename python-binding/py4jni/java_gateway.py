@@ -751,6 +751,16 @@ class GatewayClient(metaclass=_ClientType):
         return client
 
 
+def _close_socket(sock: Any, stream: Any, reset: bool) -> None:
+    """Closes a client connection's stream and socket, with a RST when ``reset``."""
+    if reset:
+        set_linger(sock)
+    quiet_close(stream)
+    if not reset:
+        quiet_shutdown(sock)
+    quiet_close(sock)
+
+
 class GatewayConnection:
     """py4j's single connection to a GatewayServer, for raw py4j commands:
     ``start()``, ``send_command(text) -> answer``, ``close()``. (py4jni's own calls go
@@ -803,12 +813,7 @@ class GatewayConnection:
 
     def close(self, reset: bool = False) -> None:
         """Closes the connection (with a RST when ``reset``)."""
-        if reset:
-            set_linger(self.socket)
-        quiet_close(self.stream)
-        if not reset:
-            quiet_shutdown(self.socket)
-        quiet_close(self.socket)
+        _close_socket(self.socket, self.stream, reset)
         self.is_connected = False
 
     def shutdown_gateway(self) -> None:

@@ -76,6 +76,16 @@ static int listener(int *port)
     return fd;
 }
 
+/* Starts fake peer `run` (arg's first member: the listening socket it accepts on) on a
+ * new thread; returns the port it listens on. */
+static int start_peer(void *(*run)(void *), void *arg, pthread_t *t)
+{
+    int port;
+    *(int *)arg = listener(&port);
+    assert_int_equal(pthread_create(t, NULL, run, arg), 0);
+    return port;
+}
+
 /* ---- the command handler under test ------------------------------------------------- */
 
 typedef struct handler_state {
@@ -174,10 +184,8 @@ static void test_callback_runs_on_the_waiting_thread(void **state)
 {
     (void)state;
     fake_java j = {0};
-    int port;
-    j.lfd = listener(&port);
     pthread_t t;
-    pthread_create(&t, NULL, fake_java_run, &j);
+    int port = start_peer(fake_java_run, &j, &t);
     handler_state h = {0};
     p4j_client *c = pinned_client(port, &h);
     h.client = c;
@@ -203,10 +211,8 @@ static void test_broken_mid_callback_is_a_network_error(void **state)
 {
     (void)state;
     fake_java j = {.break_mid_callback = true};
-    int port;
-    j.lfd = listener(&port);
     pthread_t t;
-    pthread_create(&t, NULL, fake_java_run, &j);
+    int port = start_peer(fake_java_run, &j, &t);
     handler_state h = {0};
     p4j_client *c = pinned_client(port, &h);
     h.client = c;
@@ -253,10 +259,8 @@ static void test_thread_exit_closes_its_connection(void **state)
 {
     (void)state;
     eof_java j = {0};
-    int port;
-    j.lfd = listener(&port);
     pthread_t peer, worker;
-    pthread_create(&peer, NULL, eof_java_run, &j);
+    int port = start_peer(eof_java_run, &j, &peer);
     handler_state h = {0};
     p4j_client *c = pinned_client(port, &h);
     pthread_create(&worker, NULL, call_twice_and_exit, c);
