@@ -53,6 +53,14 @@ typedef enum p4j_dir_kind {
 
 typedef struct p4j_client p4j_client;
 
+/* Runs one command the peer sent on the calling thread's connection (pinned-thread mode):
+ * `command` holds its lines (each ending in '\n', the last "e\n"), `len` bytes. Sets
+ * *answer to the answer line (malloc'd, *answer_len bytes, ending in '\n') and returns
+ * 0, or returns -1 when it has no answer (the transport then answers py4j's "!x").
+ * Called on the thread that waits on the connection, with no lock held. */
+typedef int (*p4j_command_fn)(void *ctx, const char *command, size_t len, char **answer,
+                              size_t *answer_len);
+
 /* What a transport can do beyond the command set (p4j_client_ops.caps). The binding
  * asks these instead of asking which transport it has. */
 #define P4J_CAP_SHARED_REFS 1u  /* refs of one client are valid in every other client of
@@ -64,6 +72,10 @@ typedef struct p4j_client p4j_client;
 #define P4J_CAP_TEXT_PROXIES 32u/* PROXY arguments are py4j's "<id>;<iface>;..." text and
                                    callbacks come over py4j's callback protocol
                                    (decode_arg, encode_answer)                         */
+#define P4J_CAP_PINNED 64u      /* py4j's pinned-thread mode (a py4j ClientServer): each
+                                   thread has its own connection, and commands the peer
+                                   sends on it while the thread waits for an answer run on
+                                   that thread (set_command_handler, serve)            */
 
 /* The transport's operations. Every function pointer is required unless noted. */
 typedef struct p4j_client_ops {
@@ -139,6 +151,19 @@ typedef struct p4j_client_ops {
      * from `v` (converted as call arguments are) into *out, malloc'd (*len bytes). */
     p4j_status (*encode_answer)(p4j_client *c, const p4j_value *v, bool error, char **out,
                                 size_t *len, p4j_error *err);
+    /* Pinned-thread mode (P4J_CAP_PINNED): installs the handler of commands the peer
+     * sends while a thread waits for an answer (NULL: answered "!x"). Call before other
+     * threads use the client. */
+    void (*set_command_handler)(p4j_client *c, p4j_command_fn fn, void *ctx);
+    /* Pinned-thread mode: serves socket `fd`, a connection the peer opened to us (py4j's
+     * PythonServer), on the calling thread until the peer closes it: reads commands,
+     * runs them through the command handler and answers; meanwhile `fd` is the thread's
+     * connection, so commands the handler sends go out on it. With `auth_token` the
+     * first command must be py4j's "A" with that token (else P4J_ERR_AUTH). Takes
+     * ownership of fd (closed on return); `read_timeout_s` bounds each wait (0: none).
+     * P4J_OK when the peer closed the connection or the client was shut down. */
+    p4j_status (*serve)(p4j_client *c, int fd, const char *auth_token, double read_timeout_s,
+                        p4j_error *err);
 
     /* ---- Bulk operations for collections and arrays. Each one is optional: NULL when
      * the transport lacks it; callers then fall back to plain Java method calls. ---- */

@@ -4,6 +4,16 @@
  *
  * Thread rules: the client is shared; a connection belongs to one thread between
  * acquire() and give_back(). `mu` guards the pool lists, counts and dup table.
+ *
+ * Pinned-thread mode (p4j_socket_client_new_pinned, a py4j ClientServer): each thread
+ * has a connection of its own (a `pin` in the thread's key below), kept across calls
+ * and closed when the thread exits, as py4j's ThreadLocalConnectionFinalizer does.
+ * While a thread waits for an answer the peer may send a command on that connection
+ * (a Java callback); it runs through the command handler on the waiting thread, which
+ * may send commands of its own on the same connection: each nested use of a
+ * connection gets a write buffer of its own (conn.levels). A pinned connection is
+ * released by the thread (give_back at depth 0) or by the thread's exit; `pins_mu`
+ * orders thread exit against the client's destruction.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
@@ -34,10 +44,25 @@ typedef struct conn {
     bool broken;            /* failed mid-command: close instead of pooling */
     char *rbuf;             /* received bytes; an answer line starts at 0   */
     size_t rcap, rlen;
-    p4j_wbuf out;           /* the command being built                      */
+    p4j_wbuf *out;          /* the command being built (levels[depth - 1])  */
+    p4j_wbuf out0;          /* level 0's buffer                             */
+    p4j_wbuf **levels;      /* pinned: one buffer per nested use (1.. own)  */
+    unsigned nlevels, depth;
+    bool pinned;            /* belongs to a thread (pinned-thread mode)     */
+    bool eof;               /* the peer closed the connection               */
     struct conn *next_idle;
     struct conn *prev, *next; /* every open connection (for shutdown)       */
 } conn;
+
+struct socket_client;
+
+/* A thread's connection to one pinned-mode client (pinned-thread mode). */
+typedef struct pin {
+    struct socket_client *sc; /* NULL once the client is destroyed (under pins_mu) */
+    conn *cn;
+    struct pin *next;         /* the thread's other pins                           */
+    struct pin *next_of_client; /* the client's other pins                        */
+} pin;
 
 typedef struct dup_entry {
     char *id;
@@ -55,6 +80,10 @@ typedef struct socket_client {
     socklen_t salen;
     p4j_wire_proxy_fn proxy_fn;
     void *proxy_ctx;
+    bool pinned;          /* pinned-thread mode                              */
+    p4j_command_fn cmd_fn; /* pinned: runs commands the peer sends           */
+    void *cmd_ctx;
+    pin *pins;             /* pinned: threads' connections (under pins_mu)   */
 
     pthread_mutex_t mu;
     conn *idle;
@@ -66,7 +95,7 @@ typedef struct socket_client {
 
 #define SC(c) ((socket_client *)(c))
 
-static const p4j_client_ops socket_ops;
+static const p4j_client_ops socket_ops, pinned_ops;
 
 /* ---- small helpers --------------------------------------------------------------- */
 
@@ -167,16 +196,17 @@ static p4j_status send_all(socket_client *sc, conn *cn, const char *p, size_t n,
     return P4J_OK;
 }
 
-/* Reads until the buffer holds a whole line; *linelen excludes the '\n'. */
-static p4j_status read_line(socket_client *sc, conn *cn, double timeout_shown,
-                            size_t *linelen, p4j_error *err)
+/* Reads until the buffer holds a whole line starting at offset `start`; *linelen
+ * excludes the '\n'. The peer closing the connection sets cn->eof. */
+static p4j_status read_line_at(socket_client *sc, conn *cn, size_t start,
+                               double timeout_shown, size_t *linelen, p4j_error *err)
 {
-    size_t scanned = 0;
+    size_t scanned = start;
     for (;;) {
         if (cn->rlen > scanned) {
             char *nl = memchr(cn->rbuf + scanned, '\n', cn->rlen - scanned);
             if (nl) {
-                *linelen = (size_t)(nl - cn->rbuf);
+                *linelen = (size_t)(nl - cn->rbuf) - start;
                 return P4J_OK;
             }
             scanned = cn->rlen;
@@ -200,6 +230,8 @@ static p4j_status read_line(socket_client *sc, conn *cn, double timeout_shown,
         }
         if (r < 0 && errno == EINTR)
             continue;
+        if (r == 0)
+            cn->eof = true;
         if (r == 0 && !sc->base.closed) {
             cn->broken = true;
             return p4j_error_set(err, P4J_ERR_NETWORK,
@@ -209,6 +241,21 @@ static p4j_status read_line(socket_client *sc, conn *cn, double timeout_shown,
         }
         return io_failed(sc, cn, errno, "waiting for", "receiving from", timeout_shown, err);
     }
+}
+
+/* Reads until the buffer holds a whole line; *linelen excludes the '\n'. */
+static p4j_status read_line(socket_client *sc, conn *cn, double timeout_shown,
+                            size_t *linelen, p4j_error *err)
+{
+    return read_line_at(sc, cn, 0, timeout_shown, linelen, err);
+}
+
+/* Drops the first `used` bytes of the read buffer. */
+static void consume_bytes(conn *cn, size_t used)
+{
+    if (cn->rlen > used)
+        memmove(cn->rbuf, cn->rbuf + used, cn->rlen - used);
+    cn->rlen -= used;
 }
 
 /* Drops the line just decoded (and the buffer if it was adopted or grew large). */
@@ -236,17 +283,33 @@ static void conn_free(conn *cn)
     if (cn->fd >= 0)
         close(cn->fd);
     free(cn->rbuf);
-    p4j_wbuf_free(&cn->out);
+    p4j_wbuf_free(&cn->out0);
+    for (unsigned i = 0; i < cn->nlevels; i++) {
+        p4j_wbuf_free(cn->levels[i]);
+        free(cn->levels[i]);
+    }
+    free(cn->levels);
     free(cn);
+}
+
+/* A connection struct for socket `fd` (-1: not yet open); NULL when out of memory. */
+static conn *conn_new(int fd)
+{
+    conn *cn = calloc(1, sizeof *cn);
+    if (!cn)
+        return NULL;
+    cn->fd = fd;
+    p4j_wbuf_init(&cn->out0);
+    cn->out = &cn->out0;
+    return cn;
 }
 
 static p4j_status conn_open(socket_client *sc, conn **out, p4j_error *err)
 {
     char eb[128];
-    conn *cn = calloc(1, sizeof *cn);
+    conn *cn = conn_new(-1);
     if (!cn)
         return p4j_error_set(err, P4J_ERR_MEMORY, "out of memory opening a connection");
-    p4j_wbuf_init(&cn->out);
     cn->fd = socket(sc->sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (cn->fd < 0) {
         int e = errno;
@@ -298,7 +361,7 @@ static p4j_status conn_open(socket_client *sc, conn **out, p4j_error *err)
         double t = sc->timeout > 0 && sc->timeout < AUTH_TIMEOUT_S ? sc->timeout
                                                                    : AUTH_TIMEOUT_S;
         set_timeout(cn->fd, SO_RCVTIMEO, t);
-        p4j_wbuf *b = &cn->out;
+        p4j_wbuf *b = cn->out;
         p4j_wbuf_reset(b);
         p4j_wbuf_put(b, "A\n", 2);
         p4j_wbuf_put(b, sc->token, strlen(sc->token));
@@ -355,8 +418,24 @@ static void unlink_locked(socket_client *sc, conn *cn)
     sc->nopen--;
 }
 
+/* Adds `cn` to the client's open connections unless the client is shut down; false
+ * then. Called with sc->mu held. */
+static bool link_unless_closed_locked(socket_client *sc, conn *cn)
+{
+    if (sc->base.closed)
+        return false;
+    cn->next = sc->all;
+    if (sc->all)
+        sc->all->prev = cn;
+    sc->all = cn;
+    sc->nopen++;
+    return true;
+}
+
+static p4j_status acquire_pinned(socket_client *sc, conn **out, p4j_error *err);
+
 /* Takes an idle connection or opens one. */
-static p4j_status acquire(socket_client *sc, conn **out, p4j_error *err)
+static p4j_status acquire_pooled(socket_client *sc, conn **out, p4j_error *err)
 {
     for (;;) {
         if (sc->base.closed)
@@ -384,14 +463,7 @@ static p4j_status acquire(socket_client *sc, conn **out, p4j_error *err)
     if (conn_open(sc, &cn, err) != P4J_OK)
         return P4J_ERROR;
     pthread_mutex_lock(&sc->mu);
-    bool closed = sc->base.closed;
-    if (!closed) {
-        cn->next = sc->all;
-        if (sc->all)
-            sc->all->prev = cn;
-        sc->all = cn;
-        sc->nopen++;
-    }
+    bool closed = !link_unless_closed_locked(sc, cn);
     pthread_mutex_unlock(&sc->mu);
     if (closed) {
         conn_free(cn);
@@ -401,9 +473,27 @@ static p4j_status acquire(socket_client *sc, conn **out, p4j_error *err)
     return P4J_OK;
 }
 
-/* Returns a connection to the pool, or closes it when it failed or the client shut down. */
+/* The connection for one operation: the calling thread's own in pinned-thread mode,
+ * else one from the pool. */
+static p4j_status acquire(socket_client *sc, conn **out, p4j_error *err)
+{
+    return sc->pinned ? acquire_pinned(sc, out, err) : acquire_pooled(sc, out, err);
+}
+
+static void pop_level(conn *cn);
+static void unpin_free(socket_client *sc, conn *cn);
+
+/* Ends an operation's use of `cn`: a pinned connection stays with its thread (closed
+ * once unused when it failed or the client shut down); a pooled one goes back to the
+ * pool, or is closed when it failed or the client shut down. */
 static void give_back(socket_client *sc, conn *cn)
 {
+    if (cn->pinned) {
+        pop_level(cn);
+        if (cn->depth == 0 && (cn->broken || sc->base.closed))
+            unpin_free(sc, cn);
+        return;
+    }
     pthread_mutex_lock(&sc->mu);
     bool drop = cn->broken || sc->base.closed;
     if (drop) {
@@ -418,13 +508,294 @@ static void give_back(socket_client *sc, conn *cn)
         conn_free(cn);
 }
 
+/* ---- pinned-thread mode: a connection per thread ------------------------------- */
+
+static pthread_mutex_t pins_mu = PTHREAD_MUTEX_INITIALIZER; /* every pin's fields */
+static pthread_key_t pins_key;  /* value: the thread's list of pins */
+static pthread_once_t pins_once = PTHREAD_ONCE_INIT;
+static int pins_key_err;
+
+/* The key's destructor: a thread exits; its connections close (Java's side of each then
+ * ends its thread, as when py4j's ThreadLocalConnectionFinalizer runs). */
+static void pins_thread_exit(void *head)
+{
+    conn *drop = NULL;
+    pthread_mutex_lock(&pins_mu);
+    for (pin *p = head, *next; p; p = next) {
+        next = p->next;
+        socket_client *sc = p->sc;
+        if (sc) {
+            pin **pp = &sc->pins;
+            while (*pp && *pp != p)
+                pp = &(*pp)->next_of_client;
+            if (*pp)
+                *pp = p->next_of_client;
+            pthread_mutex_lock(&sc->mu);
+            unlink_locked(sc, p->cn);
+            pthread_mutex_unlock(&sc->mu);
+            p->cn->next_idle = drop;
+            drop = p->cn;
+        }
+        free(p);
+    }
+    pthread_mutex_unlock(&pins_mu);
+    while (drop) {
+        conn *next = drop->next_idle;
+        conn_free(drop);
+        drop = next;
+    }
+}
+
+static void pins_make_key(void)
+{
+    pins_key_err = pthread_key_create(&pins_key, pins_thread_exit);
+}
+
+/* The calling thread's pin for `sc`, or NULL; drops pins of destroyed clients on the
+ * way. Called with pins_mu held. */
+static pin *thread_pin_locked(socket_client *sc)
+{
+    pin *head = pthread_getspecific(pins_key);
+    pin **pp = &head, *found = NULL;
+    bool changed = false;
+    while (*pp) {
+        pin *p = *pp;
+        if (!p->sc) { /* its client is gone */
+            *pp = p->next;
+            free(p);
+            changed = true;
+            continue;
+        }
+        if (p->sc == sc)
+            found = p;
+        pp = &p->next;
+    }
+    if (changed)
+        pthread_setspecific(pins_key, head);
+    return found;
+}
+
+/* The calling thread's connection to `sc`, or NULL. */
+static conn *thread_conn(socket_client *sc)
+{
+    pthread_mutex_lock(&pins_mu);
+    pin *p = thread_pin_locked(sc);
+    conn *cn = p ? p->cn : NULL;
+    pthread_mutex_unlock(&pins_mu);
+    return cn;
+}
+
+/* Makes `cn` the calling thread's connection to `sc` (in use once: depth 1) and an
+ * open connection of the client. P4J_ERR_CLOSED (cn freed) after shutdown. */
+static p4j_status pin_conn(socket_client *sc, conn *cn, p4j_error *err)
+{
+    pin *p = calloc(1, sizeof *p);
+    if (!p) {
+        conn_free(cn);
+        return p4j_error_set(err, P4J_ERR_MEMORY, "out of memory");
+    }
+    cn->pinned = true;
+    cn->depth = 1;
+    cn->out = &cn->out0;
+    p->sc = sc;
+    p->cn = cn;
+    pthread_mutex_lock(&pins_mu);
+    pthread_mutex_lock(&sc->mu);
+    bool closed = !link_unless_closed_locked(sc, cn);
+    pthread_mutex_unlock(&sc->mu);
+    if (!closed) {
+        p->next = pthread_getspecific(pins_key);
+        if (pthread_setspecific(pins_key, p) != 0) {
+            pthread_mutex_lock(&sc->mu);
+            unlink_locked(sc, cn);
+            pthread_mutex_unlock(&sc->mu);
+            closed = true;
+        } else {
+            p->next_of_client = sc->pins;
+            sc->pins = p;
+        }
+    }
+    pthread_mutex_unlock(&pins_mu);
+    if (closed) {
+        free(p);
+        conn_free(cn);
+        return sc->base.closed ? closed_error(err)
+                               : p4j_error_set(err, P4J_ERR_MEMORY, "out of memory");
+    }
+    return P4J_OK;
+}
+
+/* Ends the calling thread's pinned connection `cn` to `sc` (not in use) and frees it. */
+static void unpin_free(socket_client *sc, conn *cn)
+{
+    pthread_mutex_lock(&pins_mu);
+    pin *head = pthread_getspecific(pins_key);
+    for (pin **pp = &head; *pp; pp = &(*pp)->next) {
+        if ((*pp)->cn == cn && (*pp)->sc == sc) {
+            pin *p = *pp;
+            *pp = p->next;
+            pthread_setspecific(pins_key, head);
+            for (pin **cp = &sc->pins; *cp; cp = &(*cp)->next_of_client) {
+                if (*cp == p) {
+                    *cp = p->next_of_client;
+                    break;
+                }
+            }
+            free(p);
+            break;
+        }
+    }
+    pthread_mutex_lock(&sc->mu);
+    unlink_locked(sc, cn);
+    pthread_mutex_unlock(&sc->mu);
+    pthread_mutex_unlock(&pins_mu);
+    conn_free(cn);
+}
+
+/* One more use of a pinned connection by its thread: a write buffer of its own, so
+ * that a command built by an outer use (e.g. while converting its arguments) stays
+ * intact. Returns 0 or -1 (out of memory). */
+static int push_level(conn *cn)
+{
+    if (cn->depth == 0) {
+        cn->out = &cn->out0;
+        cn->depth = 1;
+        return 0;
+    }
+    unsigned i = cn->depth - 1;
+    if (i >= cn->nlevels) {
+        p4j_wbuf **lv = realloc(cn->levels, (cn->nlevels + 1) * sizeof *lv);
+        if (!lv)
+            return -1;
+        cn->levels = lv;
+        if (!(lv[cn->nlevels] = malloc(sizeof **lv)))
+            return -1;
+        p4j_wbuf_init(lv[cn->nlevels]);
+        cn->nlevels++;
+    }
+    cn->out = cn->levels[i];
+    cn->depth++;
+    return 0;
+}
+
+/* Ends one use of a pinned connection (see push_level). */
+static void pop_level(conn *cn)
+{
+    if (cn->depth > 0)
+        cn->depth--;
+    cn->out = cn->depth <= 1 ? &cn->out0 : cn->levels[cn->depth - 2];
+}
+
+/* The calling thread's connection (pinned-thread mode), opened on first use. */
+static p4j_status acquire_pinned(socket_client *sc, conn **out, p4j_error *err)
+{
+    if (sc->base.closed)
+        return closed_error(err);
+    conn *cn = thread_conn(sc);
+    if (cn && cn->depth == 0 && cn->broken) { /* failed earlier: a new one */
+        unpin_free(sc, cn);
+        cn = NULL;
+    }
+    if (cn) {
+        if (push_level(cn) < 0)
+            return p4j_error_set(err, P4J_ERR_MEMORY, "out of memory");
+        *out = cn;
+        return P4J_OK;
+    }
+    if (conn_open(sc, &cn, err) != P4J_OK || pin_conn(sc, cn, err) != P4J_OK)
+        return P4J_ERROR;
+    *out = cn;
+    return P4J_OK;
+}
+
 /* ---- one command ---------------------------------------------------------------- */
 
 static p4j_wbuf *begin(conn *cn, const char *cmd)
 {
-    p4j_wbuf_reset(&cn->out);
-    p4j_wire_cpart(&cn->out, cmd);
-    return &cn->out;
+    p4j_wbuf_reset(cn->out);
+    p4j_wire_cpart(cn->out, cmd);
+    return cn->out;
+}
+
+static const char ERROR_NULL_ANSWER[] = "!xn\n"; /* py4j's answer to an unknown command */
+
+/* Reads the rest of a command the peer sent, whose first line starts the read buffer,
+ * up to its "e" line; *len is the length of the whole command in the buffer. */
+static p4j_status read_command(socket_client *sc, conn *cn, double timeout, size_t *len,
+                               p4j_error *err)
+{
+    size_t pos = 0, n;
+    for (;;) {
+        if (read_line_at(sc, cn, pos, timeout, &n, err) != P4J_OK)
+            return P4J_ERROR;
+        bool end = n == 1 && cn->rbuf[pos] == 'e';
+        pos += n + 1;
+        if (end) {
+            *len = pos;
+            return P4J_OK;
+        }
+    }
+}
+
+/* Runs the peer's command whose first line (`first` bytes) starts the read buffer: py4j's
+ * "c" (call a Python proxy) or "g" (a proxy was released) through the command handler,
+ * on this thread, and sends the answer. Fails, marking cn broken, on an I/O error, a
+ * command that is not py4j's, or a connection that broke while the handler ran. */
+static p4j_status run_peer_command(socket_client *sc, conn *cn, size_t first, double timeout,
+                                   p4j_error *err)
+{
+    if (first != 1 || (cn->rbuf[0] != 'c' && cn->rbuf[0] != 'g')) {
+        p4j_error ignored = {0};
+        send_all(sc, cn, ERROR_NULL_ANSWER, sizeof ERROR_NULL_ANSWER - 1, &ignored);
+        p4j_error_clear(NULL, &ignored);
+        cn->broken = true;
+        return p4j_error_set(err, P4J_ERR_NETWORK,
+                             "the py4j peer at %s sent an unknown command \"%.*s\"",
+                             sc->label, (int)(first < 40 ? first : 40), cn->rbuf);
+    }
+    size_t len;
+    if (read_command(sc, cn, timeout, &len, err) != P4J_OK)
+        return P4J_ERROR;
+    char *text = malloc(len + 1);
+    if (!text) {
+        cn->broken = true;
+        return p4j_error_set(err, P4J_ERR_MEMORY, "out of memory reading a command");
+    }
+    memcpy(text, cn->rbuf, len);
+    text[len] = 0;
+    consume_bytes(cn, len);
+    char *answer = NULL;
+    size_t alen = 0;
+    int rc = sc->cmd_fn ? sc->cmd_fn(sc->cmd_ctx, text, len, &answer, &alen) : -1;
+    free(text);
+    if (cn->broken) { /* a command the handler sent on this connection failed */
+        free(answer);
+        if (sc->base.closed)
+            return closed_error(err);
+        return p4j_error_set(err, P4J_ERR_NETWORK,
+                             "the connection to the py4j peer at %s failed during a callback",
+                             sc->label);
+    }
+    p4j_status st = rc == 0 && answer
+                        ? send_all(sc, cn, answer, alen, err)
+                        : send_all(sc, cn, ERROR_NULL_ANSWER, sizeof ERROR_NULL_ANSWER - 1, err);
+    free(answer);
+    return st;
+}
+
+/* Reads the answer line to the command just sent (*n: its length). In pinned-thread
+ * mode the peer may first send commands of its own (callbacks): each runs here, on
+ * the waiting thread, before the wait goes on. */
+static p4j_status await_answer(socket_client *sc, conn *cn, size_t *n, p4j_error *err)
+{
+    for (;;) {
+        if (read_line(sc, cn, sc->timeout, n, err) != P4J_OK)
+            return P4J_ERROR;
+        if (!sc->pinned || *n == 0 || cn->rbuf[0] == '!')
+            return P4J_OK;
+        if (run_peer_command(sc, cn, *n, sc->timeout, err) != P4J_OK)
+            return P4J_ERROR;
+    }
 }
 
 /* Sends the command in cn->out and decodes its answer into `out`. A Java exception
@@ -433,7 +804,7 @@ static p4j_wbuf *begin(conn *cn, const char *cmd)
  * marked broken. */
 static p4j_answer exchange(socket_client *sc, conn *cn, p4j_value *out, p4j_error *err)
 {
-    p4j_wbuf *b = &cn->out;
+    p4j_wbuf *b = cn->out;
     value_null(out);
     if (b->oom) {
         p4j_error_set(err, P4J_ERR_MEMORY, "out of memory building a py4j command");
@@ -444,8 +815,16 @@ static p4j_answer exchange(socket_client *sc, conn *cn, p4j_value *out, p4j_erro
         return P4J_ANSWER_ERROR;
     }
     size_t n;
+    if (cn->broken) { /* pinned: an inner use of the connection failed */
+        if (sc->base.closed)
+            closed_error(err);
+        else
+            p4j_error_set(err, P4J_ERR_NETWORK, "the connection to the py4j server at %s "
+                          "failed earlier", sc->label);
+        return P4J_ANSWER_FATAL;
+    }
     if (send_all(sc, cn, b->data, b->len, err) != P4J_OK ||
-        read_line(sc, cn, sc->timeout, &n, err) != P4J_OK)
+        await_answer(sc, cn, &n, err) != P4J_OK)
         return P4J_ANSWER_FATAL;
     /* Adopt the buffer for big payloads only when the line is all it holds. */
     void *block = cn->rbuf;
@@ -1128,9 +1507,13 @@ static void op_release(p4j_client *c, p4j_ref *ref)
     ref->handle = NULL;
     ref->cls = NULL;
     if (!is_class && !is_wellknown_id(id) && !dup_drop(sc, id) && !sc->base.closed) {
-        conn *cn;
+        conn *cn = sc->pinned ? thread_conn(sc) : NULL;
         p4j_error e = {0};
-        if (acquire(sc, &cn, &e) == P4J_OK) {
+        /* pinned-thread mode: the thread's own connection when it has a usable one,
+         * else a pooled one (a thread that never called Java opens none for this) */
+        if (cn && (cn->broken || push_level(cn) < 0))
+            cn = NULL;
+        if (cn || acquire_pooled(sc, &cn, &e) == P4J_OK) {
             quiet_delete(sc, cn, id);
             give_back(sc, cn);
         }
@@ -1188,6 +1571,14 @@ static void op_destroy(p4j_client *c)
         return;
     if (!sc->base.closed)
         op_shutdown(c);
+    /* threads' pins outlive the client: their exit must not touch its connections */
+    pthread_mutex_lock(&pins_mu);
+    for (pin *p = sc->pins; p; p = p->next_of_client) {
+        p->sc = NULL;
+        p->cn = NULL;
+    }
+    sc->pins = NULL;
+    pthread_mutex_unlock(&pins_mu);
     while (sc->all) {
         conn *cn = sc->all;
         unlink_locked(sc, cn);
@@ -1256,30 +1647,128 @@ static p4j_status op_encode_answer(p4j_client *c, const p4j_value *v, bool error
     return P4J_OK;
 }
 
+static void op_set_command_handler(p4j_client *c, p4j_command_fn fn, void *ctx)
+{
+    SC(c)->cmd_fn = fn;
+    SC(c)->cmd_ctx = ctx;
+}
+
+/* The first command of a served connection: py4j's "A", token, "e". */
+static p4j_status serve_auth(socket_client *sc, conn *cn, const char *token, double timeout,
+                             p4j_error *err)
+{
+    size_t n, len;
+    if (read_line(sc, cn, timeout, &n, err) != P4J_OK)
+        return p4j_error_set(err, P4J_ERR_AUTH, "the py4j peer at %s closed the connection "
+                             "before authenticating", sc->label);
+    size_t tlen = strlen(token);
+    bool ok = false;
+    if (n == 1 && cn->rbuf[0] == 'A') {
+        if (read_command(sc, cn, timeout, &len, err) != P4J_OK)
+            return p4j_error_set(err, P4J_ERR_AUTH, "authentication of the py4j peer at %s "
+                                 "failed: %s", sc->label, err->message ? err->message : "");
+        /* "A\n<token>\ne\n" */
+        ok = len == tlen + 5 && !memcmp(cn->rbuf + 2, token, tlen) && cn->rbuf[2 + tlen] == '\n';
+        consume_bytes(cn, len);
+    }
+    p4j_error ignored = {0};
+    if (ok && send_all(sc, cn, "!yv\n", 4, &ignored) == P4J_OK)
+        return P4J_OK;
+    if (!ok)
+        send_all(sc, cn, ERROR_NULL_ANSWER, sizeof ERROR_NULL_ANSWER - 1, &ignored);
+    p4j_error_clear(NULL, &ignored);
+    cn->broken = true;
+    return p4j_error_set(err, P4J_ERR_AUTH, "the py4j peer at %s did not authenticate with "
+                         "the Python side's auth token", sc->label);
+}
+
+static p4j_status op_serve(p4j_client *c, int fd, const char *auth_token,
+                           double read_timeout_s, p4j_error *err)
+{
+    socket_client *sc = SC(c);
+    if (sc->base.closed) {
+        close(fd);
+        return closed_error(err);
+    }
+    conn *old = thread_conn(sc);
+    if (old && old->depth > 0) {
+        close(fd);
+        return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: this thread is inside a call on "
+                             "its own connection and cannot serve another");
+    }
+    if (old) /* the served connection becomes the thread's (py4j's set_thread_connection) */
+        unpin_free(sc, old);
+    conn *cn = conn_new(fd);
+    if (!cn) {
+        close(fd);
+        return p4j_error_set(err, P4J_ERR_MEMORY, "out of memory");
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    set_timeout(fd, SO_RCVTIMEO, read_timeout_s > 0 ? read_timeout_s : 0);
+    if (sc->timeout > 0)
+        set_timeout(fd, SO_SNDTIMEO, sc->timeout);
+    if (pin_conn(sc, cn, err) != P4J_OK)
+        return P4J_ERROR;
+    p4j_status st = auth_token ? serve_auth(sc, cn, auth_token, read_timeout_s, err) : P4J_OK;
+    while (st == P4J_OK) {
+        size_t n;
+        if (read_line(sc, cn, read_timeout_s, &n, err) != P4J_OK) {
+            if ((cn->eof && cn->rlen == 0) || sc->base.closed) { /* the end of the peer's use */
+                p4j_error_clear(NULL, err);
+                st = P4J_OK;
+            } else {
+                st = P4J_ERROR;
+            }
+            break;
+        }
+        st = run_peer_command(sc, cn, n, read_timeout_s, err);
+    }
+    cn->broken = true; /* closed by give_back */
+    give_back(sc, cn);
+    return st;
+}
+
+/* The operations both socket ops tables share. */
+#define SOCKET_OPS_COMMON \
+    .call = op_call, \
+    .construct = op_construct, \
+    .field_get = op_field_get, \
+    .field_set = op_field_set, \
+    .resolve = op_resolve, \
+    .static_member = op_static_member, \
+    .view_new = op_view_new, \
+    .view_import = op_view_import, \
+    .dir = op_dir, \
+    .help = op_help, \
+    .read_bytes = op_read_bytes, \
+    .stack_trace = op_stack_trace, \
+    .release = op_release, \
+    .dup = op_dup, \
+    .shutdown = op_shutdown, \
+    .destroy = op_destroy, \
+    .ref_id = op_ref_id, \
+    .ref_from_id = op_ref_from_id, \
+    .shutdown_server = p4j_socket_client_shutdown_server, \
+    .decode_arg = op_decode_arg, \
+    .encode_answer = op_encode_answer,
+
 static const p4j_client_ops socket_ops = {
     .name = "socket",
     .caps = P4J_CAP_TEXT_PROXIES,
-    .call = op_call,
-    .construct = op_construct,
-    .field_get = op_field_get,
-    .field_set = op_field_set,
-    .resolve = op_resolve,
-    .static_member = op_static_member,
-    .view_new = op_view_new,
-    .view_import = op_view_import,
-    .dir = op_dir,
-    .help = op_help,
-    .read_bytes = op_read_bytes,
-    .stack_trace = op_stack_trace,
-    .release = op_release,
-    .dup = op_dup,
-    .shutdown = op_shutdown,
-    .destroy = op_destroy,
-    .ref_id = op_ref_id,
-    .ref_from_id = op_ref_from_id,
-    .shutdown_server = p4j_socket_client_shutdown_server,
-    .decode_arg = op_decode_arg,
-    .encode_answer = op_encode_answer,
+    SOCKET_OPS_COMMON
+};
+
+/* py4j's pinned-thread mode: the socket ops plus commands from the peer. */
+static const p4j_client_ops pinned_ops = {
+    .name = "socket",
+    .caps = P4J_CAP_TEXT_PROXIES | P4J_CAP_PINNED,
+    SOCKET_OPS_COMMON
+    .set_command_handler = op_set_command_handler,
+    .serve = op_serve,
 };
 
 /* ---- public entry points ------------------------------------------------------------ */
@@ -1339,6 +1828,22 @@ p4j_status p4j_socket_client_new(const char *address, int port, const char *auth
     sc->timeout = read_timeout_s;
     pthread_mutex_init(&sc->mu, NULL);
     *out = &sc->base;
+    return P4J_OK;
+}
+
+p4j_status p4j_socket_client_new_pinned(const char *address, int port, const char *auth_token,
+                                        double read_timeout_s, p4j_client **out,
+                                        p4j_error *err)
+{
+    pthread_once(&pins_once, pins_make_key);
+    if (pins_key_err)
+        return p4j_error_set(err, P4J_ERR_MEMORY, "py4jni: no thread-specific key left for "
+                             "pinned-thread connections");
+    if (p4j_socket_client_new(address, port, auth_token, read_timeout_s, out, err) != P4J_OK)
+        return P4J_ERROR;
+    socket_client *sc = SC(*out);
+    sc->base.ops = &pinned_ops;
+    sc->pinned = true;
     return P4J_OK;
 }
 

@@ -8,7 +8,9 @@ ops and capabilities (bridge/client.h).
 - ``InprocTransport``: the JVM embedded in this process (py4jni/callbacks.py for
   callbacks and the Python entry point);
 - ``SocketTransport``: a py4j GatewayServer over py4j's wire protocol
-  (py4jni/socket_callbacks.py for py4j's callback server).
+  (py4jni/socket_callbacks.py for py4j's callback server);
+- ``PinnedTransport``: a py4j ClientServer's JavaServer, in py4j's pinned-thread mode
+  (py4jni/clientserver.py).
 """
 from __future__ import annotations
 
@@ -207,7 +209,30 @@ class SocketTransport(Transport):
         return _py4jni.object_ref(client, target_id)
 
 
+class PinnedTransport(SocketTransport):
+    """The JavaServer of a py4j ClientServer, in py4j's pinned-thread mode (each thread
+    its own connection; Java's callbacks on it; see py4jni.clientserver)."""
+
+    def connect(self, gateway: Any, classpath: Any, jvm_options: Any, libjvm: Any,
+                check_jni: bool, keep_signals: bool, cds: bool = True) -> Any:
+        from .clientserver import JavaClient
+        return JavaClient(gateway.gateway_parameters, gateway.callback_server_parameters)
+
+    def attach_after(self, gateway: Any, start_callback_server: bool,
+                     explicit_params: bool) -> None:
+        from . import socket_callbacks  # proxies, command hook, PythonServer
+        eager = start_callback_server or gateway.callback_server_parameters.eager_load
+        try:
+            socket_callbacks.attach(gateway, explicit_params, eager, pinned=True)
+        except Exception:
+            gateway.close()
+            raise
+
+
 TRANSPORTS: dict[str, Transport] = {"inproc": InprocTransport(), "socket": SocketTransport()}
+#: A ClientServer's transport in socket mode (its clients' kind is "socket": objects are
+#: named as over any py4j socket).
+PINNED = PinnedTransport()
 
 
 def of(client: Any) -> Transport:

@@ -1,45 +1,55 @@
-"""py4j's ``clientserver`` module, in-process.
+"""py4j's ``clientserver`` module: in-process, or py4j's pinned-thread socket mode.
 
 py4j's ClientServer pins each Python thread to one Java thread so that a callback runs
-on the Python thread that made the Java call. In-process that is how every call works:
-Java calls back on the thread that called it (holding the GIL for the callback), and
-callbacks need no server. ``ClientServer`` is therefore the in-process ``JavaGateway``
-with py4j's constructor; ``JavaParameters`` and ``PythonParameters`` are accepted (their
-socket settings have no meaning in-process; ``auto_convert`` and
-``propagate_java_exceptions`` apply).
+on the Python thread that made the Java call.
+
+*In-process* (``ClientServer()`` with py4j's default parameters) that is how every call
+works: Java calls back on the thread that called it, and callbacks need no server.
+``ClientServer`` is then the in-process ``JavaGateway`` with py4j's constructor.
+
+*Socket mode* (JavaParameters naming a peer: a port, address or auth token other than
+py4j's defaults; or the py4j switch's PY4JNI_MODE=socket) talks to the JavaServer of a
+py4j ``ClientServer`` in Java, as py4j does. Each Python thread has a connection of its
+own (opened on its first call, closed when the thread ends: py4j's
+ThreadLocalConnectionFinalizer), served on the Java side by a Java thread of its own. A
+Java call that calls a Python proxy sends the command on that same connection: the
+waiting Python thread runs it (the C client hands it to the client's ``command_hook``,
+py4jni/socket_callbacks.py runs it as the callback server does), answers, and goes on
+waiting for its own answer, to any depth. Java threads with no such connection connect
+to Python's ``PythonServer`` (``python_parameters`` address and port, with its
+``auth_token``; started at construction when ``eager_load``, py4j's default); each of
+their connections is served on a Python thread of its own, and Java calls that the
+callback makes go out on that same connection. ``shutdown()`` asks the Java side to stop
+its JavaServer (py4j's ``s`` command) and stops the PythonServer; ``close()`` closes the
+connections and leaves Java running. A JavaObject dropped in Python is released on the
+dropping thread's connection (or a pooled one for a thread without a connection).
+TLS (``ssl_context``) is refused.
 """
 from __future__ import annotations
 
+import os
+import threading
 import time
 import weakref
 from collections import deque  # noqa: F401 - py4j exports it
 from threading import Thread, local  # noqa: F401 - py4j exports them
 from typing import Any
 
-from . import _switch
+from . import _py4jni, _switch
 from .java_gateway import (DEFAULT_ACCEPT_TIMEOUT_PLACEHOLDER, DEFAULT_ADDRESS,  # noqa: F401
                            DEFAULT_PORT, DEFAULT_PYTHON_PROXY_PORT, CallbackServerParameters,
                            GatewayClient, GatewayConnectionGuard, GatewayParameters,
-                           JavaGateway, do_client_auth, logger, quiet_close, quiet_shutdown,
-                           server_connection_stopped, set_linger)
-from .protocol import (Py4JAuthenticationError, Py4JError, Py4JNetworkError,  # noqa: F401
-                       get_command_part, get_return_value, smart_decode)
+                           JavaGateway, _close_socket, _refuse_tls, do_client_auth, logger,
+                           quiet_close,
+                           quiet_shutdown, server_connection_stopped, set_linger)
+from .protocol import (AUTH_COMMAND_NAME, EMPTY_RESPONSE, ERROR_ON_RECEIVE,  # noqa: F401
+                       ERROR_ON_SEND, SHUTDOWN_GATEWAY_COMMAND_NAME, Py4JAuthenticationError,
+                       Py4JError, Py4JNetworkError, get_command_part, get_return_value,
+                       is_error, smart_decode)
+from .socket_callbacks import CallbackConnection, CallbackServer
 
 SHUTDOWN_FINALIZER_WORKER = "__shutdown__"
 DEFAULT_WORKER_SLEEP_TIME = 1
-
-_NO_PINNED = ("py4jni does not implement py4j's pinned-thread socket mode (ClientServer "
-              "over a socket): use ClientServer() without socket settings for the "
-              "in-process JVM, JavaGateway(gateway_parameters=...) for a GatewayServer, "
-              "or run the program with `python -m py4jni run --inproc`")
-
-
-def __getattr__(name: str) -> Any:
-    """py4j's CallbackServer, imported on first use."""
-    if name == "CallbackServer":
-        from .socket_callbacks import CallbackServer
-        return CallbackServer
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class FinalizerWorker(Thread):
@@ -88,24 +98,199 @@ class ClientServerConnectionGuard(GatewayConnectionGuard):
         pass
 
 
-class _Refused:
-    """Base of py4j's pinned-thread socket classes, which py4jni does not implement:
-    constructing one raises Py4JError (never a silent fallback)."""
+class _JavaClientType(type(GatewayClient)):  # type: ignore[misc]
+    """isinstance(x, JavaClient) holds for every pinned-thread py4jni client."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise Py4JError(f"{type(self).__name__}: {_NO_PINNED}")
-
-
-class JavaClient(_Refused):
-    """py4j's client of the pinned-thread mode (not implemented: raises)."""
+    def __instancecheck__(cls, obj: Any) -> bool:
+        if isinstance(obj, _py4jni.Client):
+            return bool(obj.caps & _py4jni.CAP_PINNED)
+        return type.__instancecheck__(cls, obj)
 
 
-class PythonServer(_Refused):
-    """py4j's server of the pinned-thread mode (not implemented: raises)."""
+class JavaClient(GatewayClient, metaclass=_JavaClientType):
+    """py4j's client of the pinned-thread mode: constructing one makes a py4jni
+    pinned-thread socket client (each thread uses a connection of its own) for the
+    JavaServer at ``java_parameters``' address and port, authenticating with its
+    ``auth_token``. ``ClientServer`` makes one; its ``command_hook`` runs Java's
+    callbacks (set by the gateway; see py4jni.socket_callbacks)."""
+
+    def __new__(cls, java_parameters: Any, python_parameters: Any,  # type: ignore[misc]
+                gateway_property: Any = None, finalizer_deque: Any = None) -> Any:
+        _refuse_tls(java_parameters, "JavaParameters")
+        _refuse_tls(python_parameters, "PythonParameters")
+        client = _py4jni.socket_client(java_parameters.address, java_parameters.port,
+                                       java_parameters.auth_token,
+                                       float(java_parameters.read_timeout or 0.0),
+                                       pinned=True)
+        client.java_parameters = client.gateway_parameters = java_parameters
+        client.python_parameters = python_parameters
+        client.address, client.port = java_parameters.address, java_parameters.port
+        client.auto_close, client.ssl_context, client.is_connected = True, None, True
+        client.gateway_property, client.converters = gateway_property, None
+        client.finalizer_deque = finalizer_deque
+        if gateway_property is not None:
+            from .socket_callbacks import command_hook
+            client.command_hook = command_hook(client, gateway_property.pool,
+                                               python_parameters)
+        return client
 
 
-class ClientServerConnection(_Refused):
-    """py4j's two-way connection of the pinned-thread mode (not implemented: raises)."""
+class PythonServer(CallbackServer):
+    """py4j's server of the pinned-thread mode: accepts the connections Java threads
+    open to Python (``python_parameters`` address and port) and serves each on a Python
+    thread of its own (a ClientServerConnection), where Java calls the callback makes
+    go out on that same connection."""
+
+    def __init__(self, java_client: Any, java_parameters: Any, python_parameters: Any,
+                 gateway_property: Any) -> None:
+        super().__init__(pool=gateway_property.pool, gateway_client=java_client,
+                         callback_server_parameters=python_parameters)
+        self.java_parameters = java_parameters
+        self.python_parameters = python_parameters
+        self.gateway_property = gateway_property
+
+    def _create_connection(self, socket_instance: Any, stream: Any) -> "ClientServerConnection":
+        connection = ClientServerConnection(
+            self.java_parameters, self.python_parameters, self.gateway_property,
+            self.gateway_client, python_server=self)
+        connection.init_socket_from_python_server(socket_instance, stream)
+        return connection
+
+
+class ClientServerConnection(CallbackConnection):
+    """py4j's two-way connection of the pinned-thread mode. As the PythonServer makes
+    them: ``start()`` serves the accepted socket on a new daemon thread, which it
+    becomes the Java connection of (the C client reads Java's commands, runs them
+    through the client's command hook and answers); ``close()`` ends it. Made by user
+    code: ``connect_to_java_server()``, then raw py4j text with ``send_command`` (Java's
+    callbacks on it run in the caller), ``shutdown_gateway()``, ``close()``."""
+
+    def __init__(self, java_parameters: Any, python_parameters: Any, gateway_property: Any,
+                 java_client: Any, python_server: Any = None) -> None:
+        self.java_parameters = java_parameters
+        self.python_parameters = python_parameters
+        params = java_parameters or JavaParameters()
+        self.address = self.java_address = params.address
+        self.port = self.java_port = params.port
+        self.python_address = python_parameters.address
+        self.python_port = python_parameters.port
+        self.ssl_context = None
+        self.socket: Any = None
+        self.stream: Any = None
+        self.gateway_property = gateway_property
+        self.pool = gateway_property.pool
+        self.is_connected = False
+        self.java_client = java_client
+        self.python_server = self.server = python_server
+        self.initiated_from_client = False
+        self.thread: Thread | None = None
+        self._stopped = threading.Lock()  # held once server_connection_stopped was sent
+
+    def init_socket_from_python_server(self, socket: Any, stream: Any) -> None:
+        """Adopts a socket the PythonServer accepted."""
+        self.socket = socket
+        self.stream = stream
+        self.is_connected = True
+
+    def connect_to_java_server(self) -> None:
+        """py4j's raw client connection: connects to the JavaServer (authenticating with
+        ``java_parameters.auth_token``) for ``send_command``. (A ClientServer's own calls
+        go through its C client, a connection per thread.)"""
+        import socket
+        _refuse_tls(self.java_parameters, "JavaParameters")
+        try:
+            sock = socket.create_connection((self.java_address, self.java_port))
+            sock.settimeout(self.java_parameters.read_timeout or None)
+            self.socket, self.stream = sock, sock.makefile("rb")
+            self.is_connected = self.initiated_from_client = True
+        except OSError as exc:
+            self.close()
+            raise Py4JNetworkError(f"An error occurred while trying to connect to the Java "
+                                   f"server ({self.java_address}:{self.java_port})",
+                                   exc) from exc
+        token = self.java_parameters.auth_token
+        if token and is_error(self.send_command(f"{AUTH_COMMAND_NAME}\n{token}\n"))[0]:
+            self.close(reset=True)
+            raise Py4JAuthenticationError("Failed to authenticate with gateway server.")
+
+    def send_command(self, command: str) -> str:
+        """Sends raw py4j command text and returns the answer without its ``!``. Commands
+        Java sends meanwhile on this connection (callbacks) run here, as in py4j."""
+        from .socket_callbacks import execute
+        try:
+            self.socket.sendall(command.encode("utf-8"))
+        except Exception as exc:  # noqa: BLE001
+            raise Py4JNetworkError("Error while sending", exc, ERROR_ON_SEND) from exc
+        propagate = bool(self.python_parameters.propagate_java_exceptions)
+        keep: list = []
+        try:
+            while True:
+                line = self.stream.readline()
+                if not line.strip():
+                    raise Py4JNetworkError("Answer from Java side is empty",
+                                           when=EMPTY_RESPONSE)
+                if line.startswith(b"!"):
+                    return smart_decode(line[1:-1])
+                lines = [line]
+                while lines[-1] != b"e\n":
+                    lines.append(self.stream.readline())
+                    if not lines[-1]:
+                        raise Py4JNetworkError("Answer from Java side is empty",
+                                               when=EMPTY_RESPONSE)
+                kept: list = []
+                self.socket.sendall(execute(self.java_client, self.pool, propagate,
+                                            lines, kept))
+                keep[:] = kept
+        except Py4JNetworkError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise Py4JNetworkError("Error while sending or receiving", exc,
+                                   ERROR_ON_RECEIVE) from exc
+
+    def shutdown_gateway(self) -> None:
+        """Asks the Java side to shut its ClientServer down, then closes."""
+        if not self.is_connected:
+            raise Py4JError("Gateway must be connected to send shutdown cmd.")
+        try:
+            self.socket.sendall(SHUTDOWN_GATEWAY_COMMAND_NAME.encode("utf-8"))
+        except OSError:
+            pass
+        self.close()
+
+    def close(self, reset: bool = False) -> None:
+        """Closes the connection (a RST when ``reset``); a served one's thread then ends."""
+        if self.socket is None:
+            return
+        if self.initiated_from_client:
+            _close_socket(self.socket, self.stream, reset)
+            self.socket = self.stream = None
+            self.is_connected = False
+            return
+        super().close()
+
+    def start(self) -> None:
+        """Serves the connection on a new daemon thread."""
+        self.thread = Thread(target=self.run, daemon=True,
+                             name=f"py4jni-clientserver-connection-{self.socket.fileno()}")
+        self.thread.start()
+
+    def run(self) -> None:
+        """Serves Java's commands on this thread until Java closes the connection."""
+        try:
+            # C serves (and closes) a duplicate; the socket stays here for close()
+            fd = os.dup(self.socket.fileno())
+            _py4jni.serve_connection(self.java_client, fd,
+                                     self.python_parameters.auth_token,
+                                     float(self.python_parameters.read_timeout or 0.0))
+        except Exception:  # noqa: BLE001 - a refused token, a broken connection
+            logger.info("pinned-thread connection from Java ended with an error",
+                        exc_info=True)
+        finally:
+            if self.server is not None:
+                self.server._forget(self)
+            self._signal_stopped()
+            quiet_close(self.socket)
+            self.is_connected = False
 
 
 def _asks_for_socket(java_parameters: Any, python_parameters: Any) -> bool:
@@ -135,8 +320,12 @@ class JavaParameters(GatewayParameters):
 
 
 class PythonParameters(CallbackServerParameters):
-    """py4j's parameters of the Python side of a ClientServer. In-process no server is
-    started; ``propagate_java_exceptions`` applies to callbacks."""
+    """py4j's parameters of the Python side of a ClientServer. Socket mode: where the
+    PythonServer listens, ``eager_load`` (start it with the gateway), ``read_timeout``,
+    ``auth_token`` (Java's connections must present it); ``daemonize`` and
+    ``daemonize_connections`` are accepted (py4jni's server threads are daemons).
+    In-process no server is started. ``propagate_java_exceptions`` applies to callbacks
+    in both."""
 
     def __init__(self, address: str = DEFAULT_ADDRESS, port: int = DEFAULT_PYTHON_PROXY_PORT,
                  daemonize: bool = False, daemonize_connections: bool = False,
@@ -151,31 +340,33 @@ class PythonParameters(CallbackServerParameters):
 
 
 class ClientServer(JavaGateway):
-    """py4j's ClientServer: here the in-process gateway (the JVM in this process).
-    JavaParameters naming a socket peer (a port, address, auth token or ssl_context
-    other than py4j's defaults) raise Py4JError: py4jni does not implement py4j's
-    pinned-thread socket mode and never ignores such settings silently (under the
-    py4j switch in in-process mode they are not used: the program asked for py4jni).
+    """py4j's ClientServer. With JavaParameters naming a socket peer (a port, address or
+    auth token other than py4j's defaults), or under the py4j switch's socket mode, py4j's
+    pinned-thread socket mode against a Java ``py4j.ClientServer`` (see the module's
+    docstring); otherwise the in-process gateway (the JVM in this process; under the
+    py4j switch in in-process mode the parameters' sockets are not used: the program
+    asked for py4jni). ``ssl_context`` is refused (Py4JError).
 
     ``python_server_entry_point`` is what Java obtains with
-    ``org.py4jni.PythonEntryPoint.get(new Class[]{...})``. py4jni's in-process keyword
-    options (``classpath``, ``jvm_options``, ``libjvm``, ``check_jni``,
-    ``keep_signals``, ``entry_point``) are accepted as for JavaGateway.
+    ``clientServer.getPythonServerEntryPoint(new Class[]{...})`` (socket mode) or
+    ``org.py4jni.PythonEntryPoint.get(new Class[]{...})`` (in-process). py4jni's
+    in-process keyword options (``classpath``, ``jvm_options``, ``libjvm``,
+    ``check_jni``, ``keep_signals``, ``entry_point``) are accepted as for JavaGateway.
     """
+
+    _pinned_threads = True  # socket mode: py4j's pinned-thread transport
 
     def __init__(self, java_parameters: JavaParameters | None = None,
                  python_parameters: PythonParameters | None = None,
                  python_server_entry_point: Any = None, **inproc_options: Any) -> None:
         switch = _switch.settings()
-        mode = inproc_options.get("mode") or (switch.mode if switch else None)
-        if mode == "socket" or (mode is None and
-                                _asks_for_socket(java_parameters, python_parameters)):
-            raise Py4JError(f"ClientServer with a socket peer: {_NO_PINNED}")
+        mode = inproc_options.pop("mode", None) or (switch.mode if switch else None)
+        if mode is None:
+            mode = "socket" if _asks_for_socket(java_parameters, python_parameters) else "inproc"
         self.java_parameters = java_parameters or JavaParameters()
         self.python_parameters = python_parameters or PythonParameters()
-        inproc_options["mode"] = "inproc"
         super().__init__(gateway_parameters=self.java_parameters,
                          callback_server_parameters=self.python_parameters,
                          python_server_entry_point=python_server_entry_point,
-                         auto_convert=self.java_parameters.auto_convert,
+                         auto_convert=self.java_parameters.auto_convert, mode=mode,
                          **inproc_options)

@@ -449,6 +449,8 @@ class JavaGateway(_py4jni.Namespace):
     ``java_gateway_server`` is the GatewayServer object.
     """
 
+    _pinned_threads = False  # ClientServer: py4j's pinned-thread mode in socket mode
+
     def __init__(self, gateway_client: Any = None, auto_field: bool = False,
                  python_proxy_port: int = DEFAULT_PYTHON_PROXY_PORT,
                  start_callback_server: bool = False, auto_convert: bool = False,
@@ -461,6 +463,8 @@ class JavaGateway(_py4jni.Namespace):
                  entry_point: Any = None, cds: bool = True) -> None:
         transport, classpath, entry_point = _choose_transport(
             mode, gateway_parameters, gateway_client, classpath, entry_point)
+        if self._pinned_threads and transport.mode == "socket":
+            transport = _transports.PINNED
         self.gateway_parameters = gateway_parameters or GatewayParameters(
             auto_field=auto_field, auto_convert=auto_convert, eager_load=eager_load)
         self.callback_server_parameters = callback_server_parameters or \
@@ -747,6 +751,16 @@ class GatewayClient(metaclass=_ClientType):
         return client
 
 
+def _close_socket(sock: Any, stream: Any, reset: bool) -> None:
+    """Closes a client connection's stream and socket, with a RST when ``reset``."""
+    if reset:
+        set_linger(sock)
+    quiet_close(stream)
+    if not reset:
+        quiet_shutdown(sock)
+    quiet_close(sock)
+
+
 class GatewayConnection:
     """py4j's single connection to a GatewayServer, for raw py4j commands:
     ``start()``, ``send_command(text) -> answer``, ``close()``. (py4jni's own calls go
@@ -799,12 +813,7 @@ class GatewayConnection:
 
     def close(self, reset: bool = False) -> None:
         """Closes the connection (with a RST when ``reset``)."""
-        if reset:
-            set_linger(self.socket)
-        quiet_close(self.stream)
-        if not reset:
-            quiet_shutdown(self.socket)
-        quiet_close(self.socket)
+        _close_socket(self.socket, self.stream, reset)
         self.is_connected = False
 
     def shutdown_gateway(self) -> None:

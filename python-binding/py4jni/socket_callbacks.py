@@ -47,6 +47,11 @@ on every connection when ``CallbackServerParameters.auth_token`` is set (the gat
 token is not used: py4j's command-line GatewayServer does not authenticate its callback
 connections).
 
+*Pinned-thread mode* (py4jni.clientserver, a py4j ClientServer): Java calls a proxy on
+the connection of the Python thread waiting for it; the C client hands the command to
+the client's ``command_hook`` (``command_hook`` below), which runs it with ``execute``,
+the same code the callback server's connections use.
+
 *Threads.* One daemon thread accepts; each Java connection is served by a daemon thread
 of its own (py4j's Java side opens one connection per concurrent callback), so a
 callback may call Java, which may call back into Python on another connection, to any
@@ -214,6 +219,46 @@ def _invoke(client: Any, obj: Any, method: str, parts: list[bytes], propagate: b
         return _error_answer(client, err, False, keep)
 
 
+def execute(client: Any, pool: PythonProxyPool, propagate: bool, lines: list[bytes],
+            keep: list) -> bytes:
+    """Runs one command Java sent to Python and returns its answer line: ``lines`` are
+    the command's lines (each ending in ``\n``, the last ``e``). ``c`` calls a proxy
+    (see _invoke, which appends to ``keep`` what must outlive the answer), ``g`` releases
+    one Java proxy of an object; anything else answers py4j's error. Shared by the
+    callback server's connections and py4j's pinned-thread mode (py4jni.clientserver)."""
+    command = lines[0] if lines else b""
+    if command == b"c\n" and len(lines) >= 4:
+        pid = lines[1][:-1].decode("utf-8")
+        method = lines[2][:-1].decode("utf-8", "surrogatepass")
+        return _invoke(client, pool.dict.get(pid), method, lines[3:-1], propagate, keep)
+    if command == b"g\n" and len(lines) >= 3:
+        pool.release(lines[1][:-1].decode("utf-8"))
+        return _SUCCESS
+    return _ERROR_NULL
+
+
+def command_hook(client: Any, pool: PythonProxyPool, params: Any) -> Callable[[bytes], bytes]:
+    """A pinned-thread client's ``command_hook``: runs a command Java sent on the calling
+    thread's connection (the C client hands over its whole text). What an answer refers
+    to is kept per thread until that thread's next answer (a thread's connection is its
+    own)."""
+    client_ref = weakref.ref(client)
+    propagate = bool(params.propagate_java_exceptions)
+    local = threading.local()
+
+    def run(command: bytes) -> bytes:
+        client = client_ref()
+        if client is None:
+            return b"!xsthe py4jni gateway of this connection is gone\n"
+        lines = [line + b"\n" for line in command.split(b"\n")[:-1]]
+        kept: list = []
+        answer = execute(client, pool, propagate, lines, kept)
+        local.keep = kept  # the previous answer's objects go (Java has read it)
+        return answer
+
+    return run
+
+
 def _signal(name: str, sender: Any, **params: Any) -> None:
     """Sends py4j's server signal ``py4jni.java_gateway.<name>``; a receiver's error is
     logged, never raised into the server's threads."""
@@ -270,37 +315,25 @@ class CallbackConnection:
                 return
             while True:
                 command = readline()
-                if command == b"c\n":
-                    pid = readline()[:-1].decode("utf-8")
-                    method = readline()[:-1].decode("utf-8", "surrogatepass")
-                    parts = []
+                if command not in (b"c\n", b"g\n"):
+                    if command:  # not py4j's protocol: say so and drop the connection
+                        sendall(_ERROR_NULL)
+                    return
+                lines = [command]
+                while lines[-1] != b"e\n":
                     line = readline()
-                    while line != b"e\n":
-                        if not line:
-                            return
-                        parts.append(line)
-                        line = readline()
-                    client = client_ref()
-                    if client is None:
-                        sendall(b"!xsthe py4jni gateway of this callback server is gone\n")
-                        continue
-                    kept = []
-                    answer = _invoke(client, pool.dict.get(pid), method, parts, propagate,
-                                     kept)
-                    del client
-                    sendall(answer)
-                    keep[:] = kept  # the previous answer's objects go (deletes sent now)
-                elif command == b"g\n":
-                    pid = readline()[:-1].decode("utf-8")
-                    readline()  # "e"
-                    pool.release(pid)
-                    sendall(_SUCCESS)
-                    keep.clear()
-                elif not command:
-                    return
-                else:  # not py4j's protocol: say so and drop the connection
-                    sendall(_ERROR_NULL)
-                    return
+                    if not line:
+                        return
+                    lines.append(line)
+                client = client_ref()
+                if client is None:
+                    sendall(b"!xsthe py4jni gateway of this callback server is gone\n")
+                    continue
+                kept: list = []
+                answer = execute(client, pool, propagate, lines, kept)
+                del client
+                sendall(answer)
+                keep[:] = kept  # the previous answer's objects go (deletes sent now)
         except (OSError, ValueError):  # closed by Java or by shutdown
             pass
         finally:
@@ -342,7 +375,7 @@ class CallbackServer:
         self.pool = pool
         self._client_ref = weakref.ref(gateway_client)
         self.auth_token = callback_server_parameters.auth_token
-        self.connections: set[CallbackConnection] = set()
+        self.connections: set[Any] = set()
         self._accepted = 0
         self.lock = threading.RLock()
         self.is_shutdown = False
@@ -404,7 +437,7 @@ class CallbackServer:
             if read_timeout:
                 conn.settimeout(read_timeout)
             self._accepted += 1
-            connection = CallbackConnection(self, conn, self._accepted)
+            connection = self._create_connection(conn, None)
             with self.lock:
                 if self.is_shutdown:
                     conn.close()
@@ -414,7 +447,13 @@ class CallbackServer:
             _signal("server_connection_started", self, connection=connection)
         _signal("server_stopped", self, server=self)
 
-    def _forget(self, connection: CallbackConnection) -> None:
+    def _create_connection(self, socket_instance: socket.socket, stream: Any) -> Any:
+        """The object serving an accepted connection (py4j's hook; ``start()`` and
+        ``close()``): a CallbackConnection (py4jni.clientserver.PythonServer makes
+        ClientServerConnections)."""
+        return CallbackConnection(self, socket_instance, self._accepted)
+
+    def _forget(self, connection: Any) -> None:
         with self.lock:
             self.connections.discard(connection)
 
@@ -459,9 +498,14 @@ class CallbackServer:
 
 class _GatewayCallbacks:
     """A socket-mode gateway's callback state: its proxy pool, its callback server
-    (started once, on demand or on request) and the client's proxy hook."""
+    (started once, on demand or on request) and the client's proxy hook. In py4j's
+    pinned-thread mode (``pinned``, a ClientServer) Java calls proxies on the calling
+    thread's connection: the server (a PythonServer) only serves Java threads of their
+    own, is started only on request or by ``eager_load``, and Java is never re-pointed
+    (its ClientServer was told the Python port)."""
 
-    def __init__(self, gateway: Any, params: Any, explicit: bool) -> None:
+    def __init__(self, gateway: Any, params: Any, explicit: bool, pinned: bool = False) -> None:
+        self.pinned = pinned
         self._gateway_ref = weakref.ref(gateway)
         self._client_ref = weakref.ref(gateway._gateway_client)
         self.params = params
@@ -486,7 +530,9 @@ class _GatewayCallbacks:
             if not isinstance(name, str) or not name or any(c in name for c in ";\n\r"):
                 raise Py4JError(f"py4jni: {type(obj).__name__}.Java.implements must list "
                                 f"interface names (str), not {name!r}")
-        if self.server is None:
+        if self.pinned:
+            pass  # Java calls it back on the calling thread's connection
+        elif self.server is None:
             self.start(None, implicit=True)
         elif not self.java_pointed:  # Java was not up when the server started
             self._point_java_at(self.server)
@@ -502,6 +548,11 @@ class _GatewayCallbacks:
                 raise Py4JError("py4jni: cannot start a callback server: the gateway has "
                                 "been shut down")
             params = params or self.params
+            if self.pinned:
+                server = self._python_server(client, params)
+                server.start()
+                self.server = server
+                return True
             server = CallbackServer(self.pool, client, callback_server_parameters=params)
             try:
                 server.start()
@@ -528,6 +579,17 @@ class _GatewayCallbacks:
                 self.pool.put(self.entry_point, force_id=ENTRY_POINT_OBJECT_ID)
             self.server = server
             return True
+
+    def _python_server(self, client: Any, params: Any) -> CallbackServer:
+        """py4j's PythonServer for a pinned-thread client (py4jni.clientserver)."""
+        from .clientserver import PythonServer
+        from .java_gateway import GatewayProperty
+        gateway = self._gateway_ref()
+        java_params = gateway.gateway_parameters if gateway is not None else None
+        prop = GatewayProperty(False, self.pool)
+        if self.entry_point is not None:
+            self.pool.put(self.entry_point, force_id=ENTRY_POINT_OBJECT_ID)
+        return PythonServer(client, java_params, params, prop)
 
     def _point_java_at(self, server: CallbackServer) -> None:
         """Tells the GatewayServer where the callback server listens, when its callback
@@ -563,22 +625,27 @@ def _state(gateway: Any) -> _GatewayCallbacks:
     return gateway.__dict__["_socket_callbacks"]
 
 
-def attach(gateway: Any, explicit_params: bool, start: bool) -> None:
+def attach(gateway: Any, explicit_params: bool, start: bool, pinned: bool = False) -> None:
     """Sets a socket-mode gateway up for callbacks (called by JavaGateway): the proxy
-    hook, the Python entry point, and the callback server when ``start`` (or when there
-    is an entry point: Java cannot reach it otherwise)."""
+    hook, the Python entry point, and the callback server when ``start`` (or, outside
+    py4j's pinned-thread mode, when there is an entry point: Java cannot reach it
+    otherwise). ``pinned``: a ClientServer's client, whose command hook runs the
+    callbacks Java sends on a thread's own connection."""
     params = gateway.callback_server_parameters
     # Unlike py4j, the gateway's auth token is not copied: py4j's GatewayServer started
     # with --enable-auth opens callback connections without authenticating.
-    state = _GatewayCallbacks(gateway, params, explicit_params)
+    state = _GatewayCallbacks(gateway, params, explicit_params, pinned)
     gateway.__dict__["_socket_callbacks"] = state
-    gateway._gateway_client.proxy_hook = state.proxy_text
+    client = gateway._gateway_client
+    client.proxy_hook = state.proxy_text
+    if pinned:
+        client.command_hook = command_hook(client, state.pool, params)
     entry = getattr(gateway, "python_server_entry_point", None)
     if entry is not None:
         state.entry_point = entry
         state.pool.put(entry, force_id=ENTRY_POINT_OBJECT_ID)
     weakref.finalize(gateway, state.shutdown)
-    if start or entry is not None:
+    if start or (entry is not None and not pinned):
         state.start(None)
 
 

@@ -18,6 +18,8 @@ typedef struct ClientObject {
     PyObject *converter; /* callable(obj) -> JavaObject for other Python types, or None */
     PyObject *proxy_hook; /* socket mode: callable(obj) -> py4j proxy text "<id>;<iface>;..."
                              (None: not a proxy), from py4jni/socket_callbacks.py; or None */
+    PyObject *command_hook; /* pinned-thread mode: callable(bytes) -> bytes, runs a command
+                               Java sent (py4jni/socket_callbacks.py); or None */
     PyObject *weakreflist;
     PyObject *dict;    /* py4j's GatewayClient attributes set by py4jni (address, port, ...) */
     int auto_field;    /* py4j's auto_field: JavaObject attributes read public fields first */
@@ -246,6 +248,12 @@ int p4j_callbacks_init(PyObject *module);
  * that text (the str is kept in pack->temps for the call) and returns 1. Returns 0
  * when `o` is not a proxy for this client, -1 with an exception on failure. */
 int p4j_socket_proxy_value(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *pack);
+
+/* The client's command handler in pinned-thread mode (p4j_command_fn; ctx: the
+ * ClientObject): runs a command Java sent through the client's command_hook, taking
+ * the GIL. */
+int p4jpy_run_command(void *ctx, const char *command, size_t len, char **answer,
+                      size_t *answer_len);
 
 /* Adds the wire helpers of socket_callbacks.c to the module. 0 or -1. */
 int p4j_socket_callbacks_init(PyObject *module);

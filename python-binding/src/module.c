@@ -29,6 +29,7 @@ static PyObject *client_wrap_new(p4j_client *c)
     cl->c = c;
     cl->converter = Py_NewRef(Py_None);
     cl->proxy_hook = Py_NewRef(Py_None);
+    cl->command_hook = Py_NewRef(Py_None);
     cl->weakreflist = NULL;
     cl->dict = NULL;
     cl->pending = NULL;
@@ -43,6 +44,7 @@ static void client_dealloc(PyObject *self)
         PyObject_ClearWeakRefs(self);
     Py_CLEAR(cl->converter);
     Py_CLEAR(cl->proxy_hook);
+    Py_CLEAR(cl->command_hook);
     Py_CLEAR(cl->dict);
     Py_CLEAR(cl->pending);
     if (cl->c) {
@@ -304,20 +306,20 @@ static int client_set_converter(PyObject *self, PyObject *value, void *closure)
     return 0;
 }
 
-static PyObject *client_get_proxy_hook(PyObject *self, void *closure)
+/* Getter of a callable-or-None slot of the Client (closure: the slot's offset). */
+static PyObject *client_get_hook(PyObject *self, void *closure)
 {
-    (void)closure;
-    return Py_NewRef(((ClientObject *)self)->proxy_hook);
+    return Py_NewRef(*(PyObject **)((char *)self + (size_t)closure));
 }
 
-static int client_set_proxy_hook(PyObject *self, PyObject *value, void *closure)
+/* Setter of a callable-or-None slot of the Client (closure: the slot's offset). */
+static int client_set_hook(PyObject *self, PyObject *value, void *closure)
 {
-    (void)closure;
     if (!value || (value != Py_None && !PyCallable_Check(value))) {
-        PyErr_SetString(PyExc_TypeError, "proxy_hook must be callable or None");
+        PyErr_SetString(PyExc_TypeError, "the hook must be callable or None");
         return -1;
     }
-    Py_XSETREF(((ClientObject *)self)->proxy_hook, Py_NewRef(value));
+    Py_XSETREF(*(PyObject **)((char *)self + (size_t)closure), Py_NewRef(value));
     return 0;
 }
 
@@ -371,9 +373,14 @@ static PyGetSetDef client_getset[] = {
     {"converter", client_get_converter, client_set_converter,
      "callable(obj) -> JavaObject for Python arguments of other types (auto_convert, "
      "callbacks), or None.", NULL},
-    {"proxy_hook", client_get_proxy_hook, client_set_proxy_hook,
+    {"proxy_hook", client_get_hook, client_set_hook,
      "socket mode: callable(obj) -> py4j proxy text '<id>;<iface>;...' (or None: not a "
-     "proxy) for Python objects whose class has Java.implements, or None.", NULL},
+     "proxy) for Python objects whose class has Java.implements, or None.",
+     (void *)offsetof(ClientObject, proxy_hook)},
+    {"command_hook", client_get_hook, client_set_hook,
+     "pinned-thread mode: callable(command: bytes) -> answer: bytes, runs a command Java "
+     "sends on a thread's connection (py4j's c or g lines, up to e), or None.",
+     (void *)offsetof(ClientObject, command_hook)},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -485,19 +492,19 @@ static PyObject *mod_inproc_client(PyObject *mod, PyObject *args, PyObject *kw)
 static PyObject *mod_socket_client(PyObject *mod, PyObject *args, PyObject *kw)
 {
     (void)mod;
-    static char *kwlist[] = {"address", "port", "auth_token", "read_timeout", NULL};
+    static char *kwlist[] = {"address", "port", "auth_token", "read_timeout", "pinned", NULL};
     const char *address = "127.0.0.1", *token = NULL;
-    int port = 25333;
+    int port = 25333, pinned = 0;
     double timeout = 0.0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zizd:socket_client", kwlist, &address, &port,
-                                     &token, &timeout))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zizdp:socket_client", kwlist, &address, &port,
+                                     &token, &timeout, &pinned))
         return NULL;
     p4j_client *c = NULL;
     p4j_error err = {0};
     p4j_status st;
     p4jpy_transport_spec spec = {.kind = P4JPY_TRANSPORT_SOCKET, .address = address,
                                  .port = port, .auth_token = token,
-                                 .read_timeout_s = timeout};
+                                 .read_timeout_s = timeout, .pinned = pinned};
     P4J_RUN(st, p4jpy_transport_new(&spec, &c, &err));
     if (st != P4J_OK) {
         PyObject *type = err.kind == P4J_ERR_NETWORK ? p4j_reg.Py4JNetworkError : p4j_reg.Py4JError;
@@ -506,7 +513,35 @@ static PyObject *mod_socket_client(PyObject *mod, PyObject *args, PyObject *kw)
         p4j_error_clear(NULL, &err);
         return NULL;
     }
-    return client_wrap_new(c);
+    PyObject *cl = client_wrap_new(c);
+    if (cl && c->ops->set_command_handler) /* the Client outlives its p4j_client's use */
+        c->ops->set_command_handler(c, p4jpy_run_command, cl);
+    return cl;
+}
+
+static PyObject *mod_serve_connection(PyObject *mod, PyObject *args, PyObject *kw)
+{
+    (void)mod;
+    static char *kwlist[] = {"client", "fd", "auth_token", "read_timeout", NULL};
+    PyObject *client;
+    int fd;
+    const char *token = NULL;
+    double timeout = 0.0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!i|zd:serve_connection", kwlist, &ClientType,
+                                     &client, &fd, &token, &timeout))
+        return NULL;
+    ClientObject *cl = (ClientObject *)client;
+    if (!cl->c->ops->serve) {
+        PyErr_SetString(PyExc_ValueError, "serve_connection needs a pinned-thread client "
+                        "(a ClientServer's)");
+        return NULL;
+    }
+    p4j_error err = {0};
+    p4j_status st;
+    P4J_RUN(st, cl->c->ops->serve(cl->c, fd, token, timeout, &err));
+    if (st != P4J_OK)
+        return p4j_raise(cl, &err, NULL);
+    Py_RETURN_NONE;
 }
 
 static PyObject *mod_object_ref(PyObject *mod, PyObject *args)
@@ -629,8 +664,15 @@ static PyMethodDef module_methods[] = {
      "inproc_client(helper_jar, classpath=None, options=(), libjvm=None, check_jni=False, "
      "keep_signals=False): starts (or joins) this process's JVM and returns a Client."},
     {"socket_client", (PyCFunction)(void (*)(void))mod_socket_client, METH_VARARGS | METH_KEYWORDS,
-     "socket_client(address='127.0.0.1', port=25333, auth_token=None, read_timeout=0.0): a "
-     "Client speaking py4j's protocol to a GatewayServer (connects on first use)."},
+     "socket_client(address='127.0.0.1', port=25333, auth_token=None, read_timeout=0.0, "
+     "pinned=False): a Client speaking py4j's protocol to a GatewayServer, or with pinned "
+     "to a ClientServer's JavaServer (a connection per thread); connects on first use."},
+    {"serve_connection", (PyCFunction)(void (*)(void))mod_serve_connection,
+     METH_VARARGS | METH_KEYWORDS,
+     "serve_connection(client, fd, auth_token=None, read_timeout=0.0): serves socket fd "
+     "(accepted from Java; closed on return) on this thread until Java closes it: Java's "
+     "commands run through client.command_hook, and Java calls made meanwhile on this "
+     "thread go out on fd (py4j's pinned-thread mode)."},
     {"object_ref", mod_object_ref, METH_VARARGS,
      "object_ref(client, id): a JavaObject for a known socket-mode object id ('t')."},
     {"shutdown_server", mod_shutdown_server, METH_O,
@@ -674,7 +716,8 @@ PyMODINIT_FUNC PyInit__py4jni(void)
         PyModule_AddIntConstant(m, "CAP_CALLBACKS", P4J_CAP_CALLBACKS) < 0 ||
         PyModule_AddIntConstant(m, "CAP_NATIVES", P4J_CAP_NATIVES) < 0 ||
         PyModule_AddIntConstant(m, "CAP_BUFFERS", P4J_CAP_BUFFERS) < 0 ||
-        PyModule_AddIntConstant(m, "CAP_TEXT_PROXIES", P4J_CAP_TEXT_PROXIES) < 0) {
+        PyModule_AddIntConstant(m, "CAP_TEXT_PROXIES", P4J_CAP_TEXT_PROXIES) < 0 ||
+        PyModule_AddIntConstant(m, "CAP_PINNED", P4J_CAP_PINNED) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -8,8 +8,10 @@
  *  - wire_decode_args(client, parts): the argument lines of a Java `c` command ->
  *    Python objects (the transport's decode_arg, then p4j_value_to_py);
  *  - wire_answer(client, value, error=False, keep=None): `!y<part>\n` or `!x<part>\n`
- *    (p4j_value_from_py, then the transport's encode_answer).
- * Every function needs the GIL; none keeps state.
+ *    (p4j_value_from_py, then the transport's encode_answer);
+ *  - p4jpy_run_command: pinned-thread mode's command handler, which hands a command
+ *    Java sent on a thread's connection to the client's command_hook.
+ * Every function but p4jpy_run_command needs the GIL; none keeps state.
  */
 #include <string.h>
 
@@ -45,6 +47,35 @@ int p4j_socket_proxy_value(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argp
     v->kind = P4J_PROXY;
     v->u.proxy = (void *)utf8;
     return 1;
+}
+
+int p4jpy_run_command(void *ctx, const char *command, size_t len, char **answer,
+                      size_t *answer_len)
+{
+    ClientObject *cl = ctx;
+    int rc = -1;
+    PyGILState_STATE g = PyGILState_Ensure(); /* a Python thread waiting in a call */
+    PyObject *hook = Py_NewRef(cl->command_hook);
+    if (hook != Py_None) {
+        PyObject *r = PyObject_CallFunction(hook, "y#", command, (Py_ssize_t)len);
+        if (r && PyBytes_Check(r)) {
+            size_t n = (size_t)PyBytes_GET_SIZE(r);
+            if ((*answer = malloc(n ? n : 1))) {
+                memcpy(*answer, PyBytes_AS_STRING(r), n);
+                *answer_len = n;
+                rc = 0;
+            }
+        } else if (r) {
+            PyErr_Format(PyExc_TypeError, "py4jni: command_hook returned %.100s, not bytes",
+                         Py_TYPE(r)->tp_name);
+        }
+        Py_XDECREF(r);
+        if (PyErr_Occurred()) /* Java gets py4j's error answer */
+            PyErr_WriteUnraisable(hook);
+    }
+    Py_DECREF(hook);
+    PyGILState_Release(g);
+    return rc;
 }
 
 static int socket_client_arg(PyObject *o, ClientObject **cl)

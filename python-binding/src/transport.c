@@ -12,6 +12,9 @@ p4j_status p4jpy_transport_new(const p4jpy_transport_spec *spec, p4j_client **ou
     case P4JPY_TRANSPORT_INPROC:
         return p4j_inproc_client_new(&spec->jvm, out, err);
     case P4JPY_TRANSPORT_SOCKET:
+        if (spec->pinned)
+            return p4j_socket_client_new_pinned(spec->address, spec->port, spec->auth_token,
+                                                spec->read_timeout_s, out, err);
         return p4j_socket_client_new(spec->address, spec->port, spec->auth_token,
                                      spec->read_timeout_s, out, err);
     }

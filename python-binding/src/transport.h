@@ -21,6 +21,7 @@ typedef struct p4jpy_transport_spec {
     int port;             /* SOCKET */
     const char *auth_token; /* SOCKET: may be NULL                             */
     double read_timeout_s;  /* SOCKET: 0 for none                              */
+    bool pinned;            /* SOCKET: py4j's pinned-thread mode (a ClientServer) */
 } p4jpy_transport_spec;
 
 /* Creates the client `spec` asks for. Call without the GIL (a JVM may start). */

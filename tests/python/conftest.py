@@ -83,6 +83,40 @@ def py4j_server() -> Iterator[int]:
     proc.wait()
 
 
+def clientserver_jar() -> str | None:
+    """The py4j ClientServer fixture (tests/java/org/py4jni/fixtures/clientserver/),
+    built beside the fixtures jar when py4j's jar was found at configure time."""
+    jar = os.path.join(os.path.dirname(fixtures_jar()), "py4jni-clientserver-fixtures.jar")
+    return jar if os.path.exists(jar) else None
+
+
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 free at the time of the call."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_java_clientserver(python_port: int, auth_token: str | None = None
+                            ) -> tuple[subprocess.Popen, int]:
+    """Starts a Java py4j ClientServer (org.py4jni.fixtures.clientserver.ClientServerMain:
+    its JavaServer on a free port, its Python client pointed at ``python_port``) in a
+    child JVM; returns (process, Java port). The JVM ends when Python shuts it down."""
+    jar, cs_jar = py4j_jar(), clientserver_jar()
+    if jar is None or cs_jar is None:
+        pytest.skip("py4j's jar or the ClientServer fixture is not built")
+    cp = os.pathsep.join([jar, fixtures_jar(), cs_jar])
+    cmd = ["java", "-cp", cp, "org.py4jni.fixtures.clientserver.ClientServerMain", "0",
+           str(python_port)] + ([auth_token] if auth_token else [])
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline() if proc.stdout else ""
+    if not line.startswith("PORT "):
+        proc.kill()
+        raise RuntimeError(f"the ClientServer fixture did not start: {line!r}")
+    return proc, int(line.split()[1])
+
+
 _socket_gateway = None
 
 

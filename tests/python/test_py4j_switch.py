@@ -124,13 +124,22 @@ def _run_socket_program(program: str, py4j_server: int) -> subprocess.CompletedP
                           timeout=120, env=env_for())
 
 
-def test_clientserver_with_socket_parameters_refuses_loudly(inproc_gateway):
-    from py4jni.clientserver import ClientServer, JavaClient, JavaParameters
-    from py4jni.protocol import Py4JError
-    with pytest.raises(Py4JError, match="pinned-thread"):
-        ClientServer(JavaParameters(port=25999, auth_token="secret"))
-    with pytest.raises(Py4JError, match="pinned-thread"):
-        JavaClient(JavaParameters())
+def test_clientserver_with_socket_parameters_never_embeds(inproc_gateway):
+    # socket parameters mean py4j's pinned-thread mode (test_clientserver_socket.py),
+    # never a silent in-process fallback: nothing listens here, so the call fails
+    from conftest import free_port
+    from py4jni.clientserver import (ClientServer, JavaClient, JavaParameters,
+                                     PythonParameters)
+    from py4jni.protocol import Py4JNetworkError
+    cs = ClientServer(JavaParameters(port=free_port(), auth_token="secret"),
+                      PythonParameters(port=free_port(), eager_load=False))
+    try:
+        assert isinstance(cs._gateway_client, JavaClient)
+        with pytest.raises(Py4JNetworkError):
+            cs.jvm.java.lang.System.currentTimeMillis()
+    finally:
+        cs.shutdown()
+    assert not isinstance(inproc_gateway._gateway_client, JavaClient)
 
 
 def test_ssl_context_refused_in_socket_mode():

@@ -7,17 +7,11 @@ import time
 
 import pytest
 
-from conftest import fixtures_jar, py4j_jar
+from conftest import fixtures_jar, free_port, py4j_jar
 from py4jni import (GatewayParameters, JavaGateway, Py4JAuthenticationError, Py4JError,
                     Py4JNetworkError, launch_gateway)
 
 pytestmark = pytest.mark.skipif(py4j_jar() is None, reason="py4j's jar is not installed")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_launch_gateway_returns_port_and_token():

@@ -16,4 +16,13 @@
 p4j_status p4j_socket_client_new(const char *address, int port, const char *auth_token,
                                  double read_timeout_s, p4j_client **out, p4j_error *err);
 
+/* Creates a client for the JavaServer of a py4j ClientServer (py4j's pinned-thread mode,
+ * caps P4J_CAP_PINNED), arguments as p4j_socket_client_new: each thread uses a
+ * connection of its own, closed when the thread exits; commands Java sends on it while
+ * the thread waits for an answer run through the client's command handler
+ * (ops->set_command_handler), and ops->serve serves connections Java opens to Python. */
+p4j_status p4j_socket_client_new_pinned(const char *address, int port, const char *auth_token,
+                                        double read_timeout_s, p4j_client **out,
+                                        p4j_error *err);
+
 #endif /* P4J_SOCKET_TRANSPORT_H */

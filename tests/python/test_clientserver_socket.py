@@ -1,0 +1,404 @@
+"""py4j's pinned-thread socket mode (issue 10): py4jni's ClientServer against py4j's own
+Java ``py4j.ClientServer`` (tests/java/org/py4jni/fixtures/clientserver/, a JVM per
+test). Each Python thread has its own connection; a callback Java makes on it runs on the
+Python thread that waits there, to any depth; Java threads of their own reach Python's
+PythonServer; the differential test runs one scenario through py4j's Python ClientServer
+and through py4jni's and compares what they saw."""
+from __future__ import annotations
+
+import gc
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+from clientserver_scenario import FX, Add, Down
+from conftest import clientserver_jar, fixtures_jar, free_port, py4j_jar, \
+    start_java_clientserver
+from py4jni import Py4JAuthenticationError, Py4JError, Py4JJavaError, Py4JNetworkError
+from py4jni.clientserver import (ClientServer, ClientServerConnection, JavaClient,
+                                 JavaParameters, PythonParameters, PythonServer)
+
+pytestmark = pytest.mark.skipif(py4j_jar() is None or clientserver_jar() is None,
+                                reason="py4j's jar or the ClientServer fixture is missing")
+
+class Java:
+    """A Java ClientServer in a child JVM and the ClientServers the test made on it."""
+
+    def __init__(self, token=None):
+        self.python_port = free_port()
+        self.proc, self.port = start_java_clientserver(self.python_port, token)
+        self.made = []
+
+    def connect(self, token=None, python_token=None, **kwargs):
+        entry = kwargs.pop("python_server_entry_point", None)
+        cs = ClientServer(JavaParameters(port=self.port, auth_token=token),
+                          PythonParameters(port=self.python_port, auth_token=python_token,
+                                           **kwargs),
+                          python_server_entry_point=entry)
+        self.made.append(cs)
+        return cs
+
+    def close(self):
+        for cs in self.made:
+            try:
+                cs.shutdown()
+            except Exception:  # noqa: BLE001 - already shut down
+                pass
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+
+@pytest.fixture
+def java():
+    side = Java()
+    yield side
+    side.close()
+
+
+@pytest.fixture
+def cs(java):
+    return java.connect()
+
+
+def test_calls_entry_point_and_classes(cs):
+    assert isinstance(cs._gateway_client, JavaClient)
+    assert cs._gateway_client.kind == "socket" and cs._mode == "socket"
+    assert cs.entry_point.hello("py4j") == "hello py4j"
+    assert cs.jvm.java.lang.Math.max(3, 7) == 7
+    sb = cs.jvm.java.lang.StringBuilder("a")
+    sb.append(42)
+    assert str(sb) == "a42"
+    assert isinstance(cs.get_callback_server(), PythonServer)  # eager_load, py4j's default
+
+
+def test_callback_runs_on_the_calling_thread(cs):
+    op = Add()
+    assert cs.jvm.org.py4jni.fixtures.Callbacks.apply(op, 2, 3) == 5
+    assert op.threads == [threading.get_ident()]
+
+
+def test_nested_callbacks_stay_on_the_calling_thread(cs):
+    fx = cs.jvm.org.py4jni.fixtures.CallbackFixtures
+    down = Down(fx)
+    assert fx.recurse(down, 6) == 6  # Python -> Java -> Python ... six levels deep
+    assert down.threads == [threading.get_ident()] * 6
+
+
+def test_java_thread_reaches_the_python_server_and_calls_back_on_its_connection(cs):
+    fx = cs.jvm.org.py4jni.fixtures.CallbackFixtures
+    down = Down(fx)
+    assert fx.recurseOnThread(down, 4) == 4
+    # a new Java thread has no pinned connection: it connects to the PythonServer, whose
+    # connection thread runs every level (its Java calls go out on that connection)
+    assert len(down.threads) == 4 and len(set(down.threads)) == 1
+    assert down.threads[0] != threading.get_ident()
+    connections = cs.get_callback_server().connections
+    assert all(isinstance(c, ClientServerConnection) for c in connections)
+
+
+def test_python_entry_point_from_a_java_thread(java):
+    cs = java.connect(python_server_entry_point=Add())
+    assert cs.entry_point.applyPythonEntryOnThread(4, 5) == 9
+
+
+def test_two_python_threads_each_pinned(cs):
+    fx = cs.jvm.org.py4jni.fixtures.CallbackFixtures
+    apply = cs.jvm.org.py4jni.fixtures.Callbacks.apply
+    seen = {}
+    errors = []
+    barrier = threading.Barrier(2)
+
+    def work(key):
+        try:
+            op, down = Add(), Down(fx)
+            names = set()
+            barrier.wait()
+            for i in range(20):
+                assert apply(op, i, 1) == i + 1
+                assert fx.recurse(down, 3) == 3
+                names.add(cs.entry_point.threadName())
+            seen[key] = (threading.get_ident(), set(op.threads), set(down.threads), names)
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in "ab"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for ident, op_threads, down_threads, names in seen.values():
+        assert op_threads == {ident} and down_threads == {ident}
+        assert len(names) == 1  # one Java thread serves each Python thread
+    assert seen["a"][3] != seen["b"][3]
+
+
+def wait_for(read, value, seconds=30.0):
+    """Polls read() until it returns value (Java counts a connection on its accepting
+    thread, a moment after serving it); returns the last value read."""
+    deadline = time.monotonic() + seconds
+    got = read()
+    while got != value and time.monotonic() < deadline:
+        time.sleep(0.02)
+        got = read()
+    return got
+
+
+def test_a_finished_thread_closes_its_connection(cs):
+    entry = cs.entry_point
+    assert wait_for(entry.openConnections, 1) == 1  # this thread's
+    during = []
+    t = threading.Thread(target=lambda: during.append(wait_for(entry.openConnections, 2)))
+    t.start()
+    t.join()
+    assert during == [2]  # the thread had a connection of its own ...
+    assert wait_for(entry.openConnections, 1) == 1  # ... closed when it ended
+
+
+def test_thread_outliving_its_client(java):
+    # a thread keeps its pinned connection after its client is gone; its exit then
+    # closes nothing of the freed client (run under ASan by tests/run_sanitizers.sh)
+    import weakref
+    cs = java.connect()
+    client = weakref.ref(cs._gateway_client)
+    box = [cs.entry_point]
+    ready, go = threading.Event(), threading.Event()
+    said = []
+
+    def work():
+        said.append(box[0].hello("t"))
+        ready.set()
+        go.wait()
+
+    t = threading.Thread(target=work)
+    t.start()
+    ready.wait()
+    box.clear()
+    java.made.remove(cs)
+    cs.close()  # Java stays up
+    del cs
+    gc.collect()
+    assert client() is None
+    go.set()
+    t.join()
+    assert said == ["hello t"]
+    again = java.connect()  # the process and the Java side go on
+    assert again.entry_point.hello("u") == "hello u"
+
+
+def test_java_exception_is_py4jjavaerror(cs):
+    with pytest.raises(Py4JJavaError) as info:
+        cs.jvm.java.lang.Integer.parseInt("nope")
+    assert info.value.java_exception.getClass().getName() == \
+        "java.lang.NumberFormatException"
+
+
+def test_python_exception_in_callback_reaches_java(cs):
+    class Bad(Add):
+        def apply(self, a, b):
+            raise ValueError("boom")
+
+    with pytest.raises(Py4JJavaError) as info:
+        cs.jvm.org.py4jni.fixtures.Callbacks.apply(Bad(), 1, 2)
+    assert "ValueError: boom" in str(info.value)
+    assert cs.jvm.org.py4jni.fixtures.Callbacks.apply(Add(), 1, 2) == 3  # still usable
+
+
+def test_released_java_object_is_deleted_on_the_java_side(cs):
+    from py4jni import JavaObject
+    sb = cs.jvm.java.lang.StringBuilder("kept")
+    target = sb._target_id
+    assert str(JavaObject(target, cs._gateway_client)) == "kept"
+    del sb
+    gc.collect()
+    with pytest.raises(Py4JError):
+        str(JavaObject(target, cs._gateway_client))
+
+
+def test_auth_token_right_and_wrong():
+    side = Java(token="s3cret")
+    try:
+        good = side.connect(token="s3cret", python_token="s3cret")
+        assert good.entry_point.hello("a") == "hello a"
+        fx = good.jvm.org.py4jni.fixtures.CallbackFixtures
+        assert fx.recurseOnThread(Down(fx), 2) == 2  # Java authenticates to PythonServer
+        wrong = side.connect(token="nope", eager_load=False)
+        with pytest.raises(Py4JAuthenticationError):
+            wrong.entry_point.hello("b")
+        missing = side.connect(eager_load=False)
+        with pytest.raises(Py4JAuthenticationError):
+            missing.entry_point.hello("c")
+    finally:
+        side.close()
+
+
+def test_wrong_token_on_the_python_server_refuses_java():
+    side = Java(token="s3cret")
+    try:
+        cs = side.connect(token="s3cret", python_token="other")
+        fx = cs.jvm.org.py4jni.fixtures.CallbackFixtures
+        with pytest.raises(Py4JJavaError):
+            fx.recurseOnThread(Down(fx), 2)
+        assert cs.entry_point.hello("still") == "hello still"
+    finally:
+        side.close()
+
+
+def test_broken_connection_mid_callback_is_a_network_error(java, cs):
+    class Killer(Add):
+        def apply(self, a, b):
+            java.proc.kill()
+            java.proc.wait()
+            return a + b
+
+    with pytest.raises(Py4JNetworkError):
+        cs.jvm.org.py4jni.fixtures.Callbacks.apply(Killer(), 1, 2)
+
+    class Calls(Add):
+        def apply(self, a, b):
+            return cs.jvm.java.lang.Math.max(a, b)
+
+    with pytest.raises(Py4JNetworkError):
+        cs.jvm.org.py4jni.fixtures.Callbacks.apply(Calls(), 1, 2)
+
+
+def test_shutdown_stops_java_then_connecting_is_refused(java):
+    cs = java.connect()
+    entry = cs.entry_point
+    assert entry.hello("x") == "hello x"
+    cs.shutdown()
+    assert java.proc.wait(timeout=60) == 0  # the Java ClientServer stopped, its JVM ended
+    assert cs.get_callback_server() is None
+    with pytest.raises(Py4JError):
+        entry.hello("y")
+    again = java.connect(eager_load=False)
+    with pytest.raises(Py4JNetworkError):
+        again.entry_point.hello("z")
+
+
+def test_close_leaves_java_running(java):
+    cs = java.connect()
+    assert cs.entry_point.hello("x") == "hello x"
+    cs.close()
+    assert java.proc.poll() is None
+    other = java.connect()
+    assert other.entry_point.hello("y") == "hello y"
+
+
+def test_raw_client_connection(cs):
+    conn = ClientServerConnection(cs.java_parameters, cs.python_parameters,
+                                  cs.gateway_property, cs._gateway_client)
+    conn.connect_to_java_server()
+    try:
+        assert conn.send_command("c\nt\nhello\nsraw\ne\n") == "yshello raw"
+        op = Add()
+        pid = cs.gateway_property.pool.put(op)
+        # Java calls the proxy back on this connection: it runs here, as in py4j
+        answer = conn.send_command("c\nz:org.py4jni.fixtures.Callbacks\napply\n"
+                                   f"f{pid};org.py4jni.fixtures.Operator\ni1\ni2\ne\n")
+        assert answer == "yi3"
+        assert op.threads == [threading.get_ident()]
+    finally:
+        conn.close()
+    assert not conn.is_connected
+
+
+def test_raw_client_connection_with_a_wrong_token():
+    side = Java(token="s3cret")
+    try:
+        cs = side.connect(token="s3cret", eager_load=False)
+        params = JavaParameters(port=side.port, auth_token="wrong")
+        conn = ClientServerConnection(params, cs.python_parameters, cs.gateway_property,
+                                      cs._gateway_client)
+        with pytest.raises(Py4JAuthenticationError):
+            conn.connect_to_java_server()
+    finally:
+        side.close()
+
+
+def test_tls_is_refused():
+    import ssl
+    ctx = ssl.create_default_context()
+    with pytest.raises(Py4JError, match="TLS"):
+        ClientServer(JavaParameters(port=free_port(), ssl_context=ctx))
+    with pytest.raises(Py4JError, match="TLS"):
+        ClientServer(JavaParameters(port=free_port()),
+                     PythonParameters(port=free_port(), ssl_context=ctx))
+
+
+def test_differential_against_py4js_clientserver():
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "clientserver_scenario.py")
+    results = {}
+    for impl in ("py4j", "py4jni"):
+        python_port = free_port()
+        proc, java_port = start_java_clientserver(python_port)
+        try:
+            out = subprocess.run([sys.executable, str(script), impl, str(java_port),
+                                  str(python_port)], capture_output=True, text=True,
+                                 timeout=120, env=dict(os.environ))
+            assert out.returncode == 0, impl + ": " + out.stderr
+            results[impl] = json.loads(out.stdout.strip().splitlines()[-1])
+        finally:
+            proc.kill()
+            proc.wait()
+    assert results["py4jni"] == results["py4j"]
+    assert results["py4jni"]["apply_on_caller"] and results["py4jni"]["recurse_on_caller"]
+
+
+PROGRAM = textwrap.dedent('''
+    import sys, threading
+    from py4j.clientserver import ClientServer, JavaClient, JavaParameters, PythonParameters
+    import py4j.clientserver
+
+    class Add(object):
+        def apply(self, a, b):
+            return a + b if threading.current_thread() is threading.main_thread() else -1
+        def name(self):
+            return "add"
+        class Java:
+            implements = ["org.py4jni.fixtures.Operator"]
+
+    assert py4j.clientserver.__name__ == "py4jni.clientserver"
+    cs = ClientServer(JavaParameters(port=int(sys.argv[1])),
+                      PythonParameters(port=int(sys.argv[2])))
+    print(type(cs._gateway_client).__name__, isinstance(cs._gateway_client, JavaClient),
+          cs.entry_point.hello("switch"), cs.jvm.org.py4jni.fixtures.Callbacks.apply(Add(), 1, 2))
+    cs.shutdown()
+''')
+
+
+def test_py4j_program_through_python_m_py4jni_run_socket(tmp_path):
+    script = tmp_path / "program.py"
+    script.write_text(PROGRAM)
+    python_port = free_port()
+    proc, java_port = start_java_clientserver(python_port)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PY4JNI_")}
+    try:
+        out = subprocess.run([sys.executable, "-m", "py4jni", "run", "--socket", str(script),
+                              str(java_port), str(python_port)], capture_output=True,
+                             text=True, timeout=120, env=env)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.split() == ["Client", "True", "hello", "switch", "3"]
+        assert proc.wait(timeout=60) == 0  # its shutdown() stopped the Java side
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+
+
+def test_default_clientserver_stays_in_process():
+    from conftest import run_python
+    out = run_python(textwrap.dedent(f'''
+        from py4jni.clientserver import ClientServer
+        cs = ClientServer(classpath={fixtures_jar()!r})
+        print(cs._gateway_client.kind)
+    '''))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["inproc"]
