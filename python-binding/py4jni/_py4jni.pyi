@@ -27,6 +27,19 @@ class Client:
     auto_field: bool
     proxy_hook: Callable[[Any], str | None] | None
     command_hook: Callable[[bytes], bytes] | None
+    # py4j's GatewayClient attributes, set by py4jni's Python layer (the type has a __dict__)
+    gateway_parameters: Any
+    java_parameters: Any
+    python_parameters: Any
+    address: str
+    port: int
+    auto_close: bool
+    ssl_context: Any
+    is_connected: bool
+    gateway_property: Any
+    converters: list[Any] | None
+    finalizer_deque: Any
+    _entry_point: Any
     def resolve(self, view: JavaObject | None, name: str) -> JavaClass | None: ...
     def view_new(self, name: str) -> JavaObject: ...
     def view_import(self, view: JavaObject | None, pattern: str, remove: bool = ...) -> None: ...

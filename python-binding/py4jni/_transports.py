@@ -198,7 +198,7 @@ class SocketTransport(Transport):
         return client.resolve(None, "java.lang.Class").forName(java_class._fqn)
 
     def is_instance_of(self, gateway: Any, java_object: Any, java_class: Any) -> bool:
-        from .java_gateway import JavaObject
+        from ._py4jni import JavaObject
         if isinstance(java_class, JavaObject):  # py4j: an object stands for its class,
             its_class = java_class.getClass()   # a java.lang.Class for the class it is
             if its_class.getName() != "java.lang.Class":

@@ -114,7 +114,7 @@ class JavaClient(GatewayClient, metaclass=_JavaClientType):
     ``auth_token``. ``ClientServer`` makes one; its ``command_hook`` runs Java's
     callbacks (set by the gateway; see py4jni.socket_callbacks)."""
 
-    def __new__(cls, java_parameters: Any, python_parameters: Any,  # type: ignore[misc]
+    def __new__(cls, java_parameters: Any, python_parameters: Any,
                 gateway_property: Any = None, finalizer_deque: Any = None) -> Any:
         _refuse_tls(java_parameters, "JavaParameters")
         _refuse_tls(python_parameters, "PythonParameters")
@@ -222,7 +222,7 @@ class ClientServerConnection(CallbackConnection):
         except Exception as exc:  # noqa: BLE001
             raise Py4JNetworkError("Error while sending", exc, ERROR_ON_SEND) from exc
         propagate = bool(self.python_parameters.propagate_java_exceptions)
-        keep: list = []
+        keep: list[Any] = []
         try:
             while True:
                 line = self.stream.readline()
@@ -237,7 +237,7 @@ class ClientServerConnection(CallbackConnection):
                     if not lines[-1]:
                         raise Py4JNetworkError("Answer from Java side is empty",
                                                when=EMPTY_RESPONSE)
-                kept: list = []
+                kept: list[Any] = []
                 self.socket.sendall(execute(self.java_client, self.pool, propagate,
                                             lines, kept))
                 keep[:] = kept

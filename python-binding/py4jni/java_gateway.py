@@ -14,8 +14,11 @@ import sys
 
 TYPE_CHECKING = False  # typing's constant without importing typing (~5 ms)
 if TYPE_CHECKING:
+    import logging
     import socket
     from typing import Any, Iterable, Sequence
+
+    logger: logging.Logger  # made on first use by __getattr__ (see _logging)
 
 from . import _py4jni, _transports
 from . import protocol as proto
@@ -448,6 +451,9 @@ class JavaGateway(_py4jni.Namespace):
     server, started on demand (``py4jni.socket_callbacks``), and
     ``java_gateway_server`` is the GatewayServer object.
     """
+
+    java_process: Any  #: launch_gateway's child java process (None when embedded)
+    gateway_property: "GatewayProperty"  #: py4j's settings and proxy pool of the gateway
 
     _pinned_threads = False  # ClientServer: py4j's pinned-thread mode in socket mode
 

@@ -172,7 +172,7 @@ _OBJECT_METHODS: dict[str, Callable[[Any], Callable[..., Any]]] = {
 }
 
 
-def _error_answer(client: Any, exc: BaseException, propagate: bool, keep: list) -> bytes:
+def _error_answer(client: Any, exc: BaseException, propagate: bool, keep: list[Any]) -> bytes:
     """py4j's answer for ``exc`` raised by a callback: ``!xs<traceback>`` (Java throws
     Py4JException with it), or ``!xr<id>`` rethrowing a Py4JJavaError's Java exception."""
     if propagate and isinstance(exc, Py4JJavaError):
@@ -194,7 +194,7 @@ def _error_answer(client: Any, exc: BaseException, propagate: bool, keep: list) 
 
 
 def _invoke(client: Any, obj: Any, method: str, parts: list[bytes], propagate: bool,
-            keep: list) -> bytes:
+            keep: list[Any]) -> bytes:
     """Runs one ``c`` command and returns its answer. The arguments, the result and
     what converting it made are appended to ``keep``: Java objects among them must
     outlive the answer (Java resolves the ids of an answer after reading it)."""
@@ -220,7 +220,7 @@ def _invoke(client: Any, obj: Any, method: str, parts: list[bytes], propagate: b
 
 
 def execute(client: Any, pool: PythonProxyPool, propagate: bool, lines: list[bytes],
-            keep: list) -> bytes:
+            keep: list[Any]) -> bytes:
     """Runs one command Java sent to Python and returns its answer line: ``lines`` are
     the command's lines (each ending in ``\n``, the last ``e``). ``c`` calls a proxy
     (see _invoke, which appends to ``keep`` what must outlive the answer), ``g`` releases
@@ -251,7 +251,7 @@ def command_hook(client: Any, pool: PythonProxyPool, params: Any) -> Callable[[b
         if client is None:
             return b"!xsthe py4jni gateway of this connection is gone\n"
         lines = [line + b"\n" for line in command.split(b"\n")[:-1]]
-        kept: list = []
+        kept: list[Any] = []
         answer = execute(client, pool, propagate, lines, kept)
         local.keep = kept  # the previous answer's objects go (Java has read it)
         return answer
@@ -276,12 +276,13 @@ class CallbackConnection:
     def __init__(self, server: "CallbackServer", sock: socket.socket, number: int) -> None:
         self.server = server
         self.socket = sock
-        self.thread = threading.Thread(target=self.run, daemon=True,
-                                       name=f"py4jni-callback-connection-{number}")
+        self.thread: threading.Thread | None = threading.Thread(
+            target=self.run, daemon=True, name=f"py4jni-callback-connection-{number}")
         self._stopped = threading.Lock()  # held once server_connection_stopped was sent
 
     def start(self) -> None:
-        self.thread.start()
+        if self.thread is not None:
+            self.thread.start()
 
     def close(self) -> None:
         """Wakes the serving thread, which then closes the socket (any thread); sends
@@ -309,7 +310,7 @@ class CallbackConnection:
         # What the previous answer referred to (its arguments, result, conversions) is
         # released once the next answer is sent: by then Java has read that answer, at
         # least on every thread that does not stall between the two.
-        keep: list = []
+        keep: list[Any] = []
         try:
             if token is not None and not self._authenticate(readline, sendall, token):
                 return
@@ -329,7 +330,7 @@ class CallbackConnection:
                 if client is None:
                     sendall(b"!xsthe py4jni gateway of this callback server is gone\n")
                     continue
-                kept: list = []
+                kept: list[Any] = []
                 answer = execute(client, pool, propagate, lines, kept)
                 del client
                 sendall(answer)
