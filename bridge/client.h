@@ -42,6 +42,10 @@ typedef struct p4j_error {
 
 /* Call flags. */
 #define P4J_CALL_STATIC 1u /* target is a class ref: call a static method */
+#define P4J_CALL_NO_ERROR_TEXT 2u /* call, construct: on a Java exception the caller
+                                     reads `throwable` only, so a transport may leave
+                                     message and java_class NULL (in-process: no
+                                     toString() and getName() calls)               */
 
 /* What `dir` lists (py4j's `d` sub-commands). */
 typedef enum p4j_dir_kind {

@@ -143,7 +143,7 @@ static p4j_status inproc_call(p4j_client *c, const p4j_ref *target, unsigned fla
     if (st == P4J_OK) {
         invoke(env, m, pc->cls, (jobject)target->handle, jargs, &rv);
         if ((*env)->ExceptionCheck(env)) {
-            st = p4j_jvm_capture_exception(env, err);
+            st = p4j_jvm_capture_exception_text(env, err, !(flags & P4J_CALL_NO_ERROR_TEXT));
         } else if (m->rconv == RCONV_OBJECT && !is_static && rv.l &&
                    (*env)->IsSameObject(env, rv.l, (jobject)target->handle)) {
             out->kind = P4J_SELF; /* spares a global ref and a Python object */

@@ -68,6 +68,11 @@ bool p4j_jvm_find_libjvm(const char *explicit_path, char *out, size_t cap);
  * Returns P4J_ERROR; returns P4J_OK when no exception was pending. */
 p4j_status p4j_jvm_capture_exception(JNIEnv *env, p4j_error *err);
 
+/* As p4j_jvm_capture_exception; with `text` false a Java exception (P4J_ERR_JAVA) is
+ * captured as its throwable alone: message and java_class stay NULL, which spares the
+ * toString() and getName() calls when the caller reads the throwable only. */
+p4j_status p4j_jvm_capture_exception_text(JNIEnv *env, p4j_error *err, bool text);
+
 /* Returns true (with `err` filled) when a Java exception is pending. Call it after every
  * JNI call that can throw, before the next JNI call (-Xcheck:jni insists). */
 static inline bool p4j_jvm_failed(JNIEnv *env, p4j_error *err)

@@ -126,8 +126,8 @@ static PyObject *member_vectorcall(PyObject *self, PyObject *const *args, size_t
     p4j_status st;
     p4j_client *c = cl->c;
     Py_BEGIN_ALLOW_THREADS
-    st = c->ops->call(c, &target, m->flags, m->cname, (size_t)m->cname_len, pack.vals,
-                      (size_t)n, &out, &err);
+    st = c->ops->call(c, &target, m->flags | P4J_CALL_NO_ERROR_TEXT, m->cname,
+                      (size_t)m->cname_len, pack.vals, (size_t)n, &out, &err);
     Py_END_ALLOW_THREADS
     p4j_args_release(&pack);
     if (pinned)

@@ -215,6 +215,31 @@ static void test_java_exception_is_captured(void **state)
     assert_null(err.throwable.handle);
 }
 
+/* P4J_CALL_NO_ERROR_TEXT: a Java exception comes as its throwable alone (no toString or
+ * getName call); a bridge error keeps its message. */
+static void test_java_exception_without_text(void **state)
+{
+    (void)state;
+    p4j_value cls, msg = str_arg("boom"), out;
+    p4j_error err = {0};
+    resolve("org.py4jni.fixtures.Thrower", &cls);
+    assert_int_equal(client->ops->call(client, &cls.ref, P4J_CALL_STATIC | P4J_CALL_NO_ERROR_TEXT,
+                                       "unchecked", 9, &msg, 1, &out, &err),
+                     P4J_ERROR);
+    assert_int_equal(err.kind, P4J_ERR_JAVA);
+    assert_null(err.message);
+    assert_null(err.java_class);
+    assert_non_null(err.throwable.handle);
+    p4j_error_clear(client, &err);
+    assert_int_equal(client->ops->call(client, &cls.ref, P4J_CALL_STATIC | P4J_CALL_NO_ERROR_TEXT,
+                                       "noSuchMethod", 12, NULL, 0, &out, &err),
+                     P4J_ERROR);
+    assert_int_equal(err.kind, P4J_ERR_BRIDGE);
+    assert_non_null(strstr(err.message, "noSuchMethod"));
+    p4j_error_clear(client, &err);
+    client->ops->release(client, &cls.ref);
+}
+
 static void test_bridge_errors(void **state)
 {
     (void)state;
@@ -411,6 +436,7 @@ int main(void)
         cmocka_unit_test(test_strings_nul_and_supplementary),
         cmocka_unit_test(test_bytes_result),
         cmocka_unit_test(test_java_exception_is_captured),
+        cmocka_unit_test(test_java_exception_without_text),
         cmocka_unit_test(test_bridge_errors),
         cmocka_unit_test(test_fields),
         cmocka_unit_test(test_conversions_check_their_input),
