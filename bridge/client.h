@@ -46,6 +46,11 @@ typedef struct p4j_error {
                                      reads `throwable` only, so a transport may leave
                                      message and java_class NULL (in-process: no
                                      toString() and getName() calls)               */
+#define P4J_CALL_LOCK_HELD 4u /* call: the caller holds its lock (the Python GIL) and
+                                 set c->unlock/c->relock; the transport keeps the lock
+                                 only for a call it knows to be short, never blocking
+                                 and never calling back, and releases it around
+                                 anything else (transports with P4J_CAP_LOCK_HELD)  */
 
 /* What `dir` lists (py4j's `d` sub-commands). */
 typedef enum p4j_dir_kind {
@@ -68,6 +73,7 @@ typedef struct p4j_client p4j_client;
 #define P4J_CAP_TEXT_PROXIES 32u/* PROXY arguments are py4j's "<id>;<iface>;..." text and
                                    callbacks come over py4j's callback protocol
                                    (decode_arg, encode_answer)                         */
+#define P4J_CAP_LOCK_HELD 64u   /* call honours P4J_CALL_LOCK_HELD                      */
 
 /* The transport's operations. Every function pointer is required unless noted. */
 typedef struct p4j_client_ops {
@@ -197,6 +203,10 @@ typedef struct p4j_client_ops {
 struct p4j_client {
     const p4j_client_ops *ops;
     volatile int closed; /* set once by shutdown */
+    /* Set by the caller for P4J_CALL_LOCK_HELD: unlock() releases the caller's lock and
+     * returns what relock() needs to take it back. */
+    void *(*unlock)(void);
+    void (*relock)(void *saved);
 };
 
 /* Frees what `err` owns (releasing its throwable through `c` when c is non-NULL). */

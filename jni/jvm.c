@@ -499,6 +499,8 @@ static void give_context_loader(JNIEnv *env)
         (*env)->DeleteLocalRef(env, thread);
 }
 
+JNIEnv *p4j_jvm_env_attached(void) { return tls_env; }
+
 JNIEnv *p4j_jvm_env(p4j_error *err)
 {
     JNIEnv *env = tls_env;

@@ -49,6 +49,9 @@ bool p4j_jvm_started(void);
  * is a fork() child of the one that started the JVM. */
 JNIEnv *p4j_jvm_env(p4j_error *err);
 
+/* The calling thread's JNIEnv when it is attached already, else NULL (never attaches). */
+JNIEnv *p4j_jvm_env_attached(void);
+
 /* Records `env` as the calling thread's JNIEnv when it has none yet: for native methods
  * called on threads the JVM attached itself (Java threads calling back into Python), so
  * that p4j_jvm_env neither re-attaches them nor detaches them at exit. */

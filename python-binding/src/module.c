@@ -18,6 +18,10 @@
         Py_END_ALLOW_THREADS        \
     } while (0)
 
+/* p4j_client.unlock/relock for P4J_CALL_LOCK_HELD: the GIL. */
+static void *gil_unlock(void) { return PyEval_SaveThread(); }
+static void gil_relock(void *saved) { PyEval_RestoreThread(saved); }
+
 static PyObject *client_wrap_new(p4j_client *c)
 {
     ClientObject *cl = PyObject_New(ClientObject, &ClientType);
@@ -27,6 +31,10 @@ static PyObject *client_wrap_new(p4j_client *c)
         return NULL;
     }
     cl->c = c;
+    if (c->ops->caps & P4J_CAP_LOCK_HELD) {
+        c->unlock = gil_unlock;
+        c->relock = gil_relock;
+    }
     cl->converter = Py_NewRef(Py_None);
     cl->proxy_hook = Py_NewRef(Py_None);
     cl->weakreflist = NULL;

@@ -125,11 +125,19 @@ static PyObject *member_vectorcall(PyObject *self, PyObject *const *args, size_t
     p4j_error err = {0};
     p4j_status st;
     p4j_client *c = cl->c;
-    Py_BEGIN_ALLOW_THREADS
-    st = c->ops->call(c, &target, m->flags | P4J_CALL_NO_ERROR_TEXT, m->cname,
-                      (size_t)m->cname_len, pack.vals, (size_t)n, &out, &err);
-    Py_END_ALLOW_THREADS
+    unsigned flags = m->flags | P4J_CALL_NO_ERROR_TEXT;
+    if (c->unlock) { /* the transport releases the GIL itself, except for a short call */
+        st = c->ops->call(c, &target, flags | P4J_CALL_LOCK_HELD, m->cname,
+                          (size_t)m->cname_len, pack.vals, (size_t)n, &out, &err);
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        st = c->ops->call(c, &target, flags, m->cname, (size_t)m->cname_len, pack.vals,
+                          (size_t)n, &out, &err);
+        Py_END_ALLOW_THREADS
+    }
     p4j_args_release(&pack);
+    if (!ref->cls && ref->handle == target.handle)
+        ref->cls = target.cls; /* keep the class lookup of the call */
     if (pinned)
         p4j_unpin(pinned);
     if (st != P4J_OK)

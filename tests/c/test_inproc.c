@@ -240,6 +240,31 @@ static void test_java_exception_without_text(void **state)
     client->ops->release(client, &cls.ref);
 }
 
+/* The allowlist of calls that may keep the GIL: by declaring class, name and plain
+ * (primitive or String) parameters only. */
+static void test_short_call_allowlist(void **state)
+{
+    (void)state;
+    assert_true(p4jj_short_call("java.lang.Math", "max", "(JJ)J"));
+    assert_true(p4jj_short_call("java.lang.System", "currentTimeMillis", "()J"));
+    assert_true(p4jj_short_call("java.lang.StringBuilder", "append",
+                                "(Ljava/lang/String;)Ljava/lang/StringBuilder;"));
+    assert_true(p4jj_short_call("java.lang.StringBuilder", "append", "(I)Ljava/lang/StringBuilder;"));
+    /* a parameter that could be a Python proxy: toString()/charAt() may call back */
+    assert_false(p4jj_short_call("java.lang.StringBuilder", "append",
+                                 "(Ljava/lang/Object;)Ljava/lang/StringBuilder;"));
+    assert_false(p4jj_short_call("java.lang.StringBuilder", "append",
+                                 "(Ljava/lang/CharSequence;)Ljava/lang/StringBuilder;"));
+    assert_false(p4jj_short_call("java.lang.StringBuilder", "append", "([C)Ljava/lang/StringBuilder;"));
+    assert_false(p4jj_short_call("java.lang.Object", "wait", "(J)V"));            /* blocks */
+    assert_false(p4jj_short_call("java.lang.StringBuffer", "append", "(I)Ljava/lang/StringBuffer;"));
+    assert_false(p4jj_short_call("java.lang.System", "exit", "(I)V"));
+    assert_false(p4jj_short_call("java.lang.String", "matches", "(Ljava/lang/String;)Z"));
+    assert_false(p4jj_short_call("java.lang.String", "repeat", "(I)Ljava/lang/String;"));
+    assert_false(p4jj_short_call("java.lang.Thread", "sleep", "(J)V"));
+    assert_false(p4jj_short_call(NULL, "max", "(JJ)J"));
+}
+
 static void test_bridge_errors(void **state)
 {
     (void)state;
@@ -437,6 +462,7 @@ int main(void)
         cmocka_unit_test(test_bytes_result),
         cmocka_unit_test(test_java_exception_is_captured),
         cmocka_unit_test(test_java_exception_without_text),
+        cmocka_unit_test(test_short_call_allowlist),
         cmocka_unit_test(test_bridge_errors),
         cmocka_unit_test(test_fields),
         cmocka_unit_test(test_conversions_check_their_input),
