@@ -135,6 +135,16 @@ typedef struct p4j_client_ops {
     /* ---- Transport-specific operations: each one is optional (NULL when the
      * transport lacks it). ---- */
 
+    /* As call, with `site`: a pointer-sized cache the caller keeps for one method name
+     * on one target (NULL at first, never read by the caller). The transport keeps the
+     * method it resolved there and reuses it while the target's class and the kinds
+     * and classes of the arguments are the ones it was resolved for, so an overloaded
+     * name called with other argument types resolves again. Read and written
+     * atomically: calls on several threads may share a site. */
+    p4j_status (*call_at)(p4j_client *c, void **site, const p4j_ref *target, unsigned flags,
+                          const char *name, size_t name_len, const p4j_value *args,
+                          size_t nargs, p4j_value *out, p4j_error *err);
+
     /* A new ref (owned by the caller) for object id `id` named by the server
      * ("t", "j", "GATEWAY_SERVER", an id from elsewhere). */
     p4j_status (*ref_from_id)(p4j_client *c, const char *id, p4j_ref *out, p4j_error *err);

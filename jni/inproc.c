@@ -153,8 +153,9 @@ static p4j_status call_member(JNIEnv *env, p4jj_class *pc, p4jj_member *m,
 }
 
 /* A call with nothing known beforehand: attaches the thread, looks the class and the
- * member up (resolving it in Java on a miss), then calls. */
-static p4j_status call_any(p4j_client *c, const p4j_ref *target, unsigned flags,
+ * member up (the one at `site`, else by name, resolving it in Java on a miss) and
+ * calls; the member found is kept at `site`. */
+static p4j_status call_any(p4j_client *c, void **site, const p4j_ref *target, unsigned flags,
                            const char *name, size_t name_len, const p4j_value *args,
                            size_t nargs, p4j_value *out, p4j_error *err)
 {
@@ -164,9 +165,14 @@ static p4j_status call_any(p4j_client *c, const p4j_ref *target, unsigned flags,
     if (!env)
         return P4J_ERROR;
     p4jj_member_kind kind = is_static ? P4JJ_MEMBER_STATIC_METHOD : P4JJ_MEMBER_METHOD;
-    p4jj_member *m = p4jj_member_find(env, pc, kind, name, name_len, args, nargs, err);
-    if (!m)
-        return P4J_ERROR;
+    p4jj_member *m = p4jj_member_at(site, pc, kind, args, nargs);
+    if (!m) {
+        m = p4jj_member_find(env, pc, kind, name, name_len, args, nargs, err);
+        if (!m)
+            return P4J_ERROR;
+        if (site)
+            __atomic_store_n((p4jj_member **)site, m, __ATOMIC_RELEASE);
+    }
     return call_member(env, pc, m, target, flags, args, nargs, out, err);
 }
 
@@ -176,9 +182,9 @@ static p4j_status call_any(p4j_client *c, const p4j_ref *target, unsigned flags,
 /* For P4J_CALL_LOCK_HELD: the member of a call that may keep the caller's lock (cached
  * already, on the allowlist of jni/inproc_short.c, short String arguments, the thread
  * attached, the target's class known), else NULL. Calls no Java. */
-static p4jj_member *short_member(p4j_client *c, const p4j_ref *target, unsigned flags,
-                                 const char *name, size_t name_len, const p4j_value *args,
-                                 size_t nargs)
+static p4jj_member *short_member(p4j_client *c, void **site, const p4j_ref *target,
+                                 unsigned flags, const char *name, size_t name_len,
+                                 const p4j_value *args, size_t nargs)
 {
     if (c->closed || !target || !target->handle || !target->cls || !p4j_jvm_env_attached())
         return NULL;
@@ -187,19 +193,22 @@ static p4jj_member *short_member(p4j_client *c, const p4j_ref *target, unsigned 
             return NULL;
     p4jj_member_kind kind = flags & P4J_CALL_STATIC ? P4JJ_MEMBER_STATIC_METHOD
                                                     : P4JJ_MEMBER_METHOD;
-    p4jj_member *m = p4jj_member_peek(target->cls, kind, name, name_len, args, nargs);
+    p4jj_member *m = p4jj_member_at(site, target->cls, kind, args, nargs);
+    if (!m && (m = p4jj_member_peek(target->cls, kind, name, name_len, args, nargs)) && site)
+        __atomic_store_n((p4jj_member **)site, m, __ATOMIC_RELEASE);
     return m && m->short_call ? m : NULL;
 }
 
-/* Hot path. With P4J_CALL_LOCK_HELD the caller's lock (the GIL) is kept for a short
- * call and released around any other. */
-static p4j_status inproc_call(p4j_client *c, const p4j_ref *target, unsigned flags,
-                              const char *name, size_t name_len, const p4j_value *args,
-                              size_t nargs, p4j_value *out, p4j_error *err)
+/* Hot path (call and call_at). With P4J_CALL_LOCK_HELD the caller's lock (the GIL) is
+ * kept for a short call and released around any other. */
+static p4j_status inproc_call_at(p4j_client *c, void **site, const p4j_ref *target,
+                                 unsigned flags, const char *name, size_t name_len,
+                                 const p4j_value *args, size_t nargs, p4j_value *out,
+                                 p4j_error *err)
 {
     if (!(flags & P4J_CALL_LOCK_HELD))
-        return call_any(c, target, flags, name, name_len, args, nargs, out, err);
-    p4jj_member *m = short_member(c, target, flags, name, name_len, args, nargs);
+        return call_any(c, site, target, flags, name, name_len, args, nargs, out, err);
+    p4jj_member *m = short_member(c, site, target, flags, name, name_len, args, nargs);
     if (m) {
         out->kind = P4J_NULL;
         out->owned = NULL;
@@ -208,9 +217,16 @@ static p4j_status inproc_call(p4j_client *c, const p4j_ref *target, unsigned fla
                            out, err);
     }
     void *saved = c->unlock();
-    p4j_status st = call_any(c, target, flags, name, name_len, args, nargs, out, err);
+    p4j_status st = call_any(c, site, target, flags, name, name_len, args, nargs, out, err);
     c->relock(saved);
     return st;
+}
+
+static p4j_status inproc_call(p4j_client *c, const p4j_ref *target, unsigned flags,
+                              const char *name, size_t name_len, const p4j_value *args,
+                              size_t nargs, p4j_value *out, p4j_error *err)
+{
+    return inproc_call_at(c, NULL, target, flags, name, name_len, args, nargs, out, err);
 }
 
 static p4j_status inproc_construct(p4j_client *c, const p4j_ref *cls, const p4j_value *args,
@@ -574,6 +590,7 @@ static const p4j_client_ops inproc_ops = {
     .caps = P4J_CAP_SHARED_REFS | P4J_CAP_CLASS_ARG | P4J_CAP_CALLBACKS | P4J_CAP_NATIVES |
             P4J_CAP_BUFFERS | P4J_CAP_LOCK_HELD,
     .call = inproc_call,
+    .call_at = inproc_call_at,
     .construct = inproc_construct,
     .field_get = inproc_field_get,
     .field_set = inproc_field_set,

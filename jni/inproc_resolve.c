@@ -429,6 +429,21 @@ p4jj_member *p4jj_member_peek(p4jj_class *pc, p4jj_member_kind kind, const char 
     return bucket_find(pc, h, kind, name, name_len, keys, arg_cls, nargs);
 }
 
+p4jj_member *p4jj_member_at(void **site, p4jj_class *pc, p4jj_member_kind kind,
+                            const p4j_value *args, size_t nargs)
+{
+    p4jj_member *m = site ? __atomic_load_n((p4jj_member **)site, __ATOMIC_ACQUIRE) : NULL;
+    if (!m || m->owner != pc || m->kind != kind || m->nargs != nargs)
+        return NULL;
+    for (size_t i = 0; i < nargs; i++) {
+        char key = p4j_arg_key(&args[i]);
+        if (key != m->keys[i] ||
+            ((key == 'r' || key == 'f') && args[i].ref.cls != m->arg_cls[i]))
+            return NULL; /* another overload may apply: resolve by the full key */
+    }
+    return m;
+}
+
 p4jj_member *p4jj_member_find(JNIEnv *env, p4jj_class *pc, p4jj_member_kind kind,
                               const char *name, size_t name_len, const p4j_value *args,
                               size_t nargs, p4j_error *err)
@@ -458,6 +473,7 @@ p4jj_member *p4jj_member_find(JNIEnv *env, p4jj_class *pc, p4jj_member_kind kind
     memcpy(copy, name, name_len);
     copy[name_len] = '\0';
     m->hash = h;
+    m->owner = pc;
     m->kind = kind;
     m->name = copy;
     m->name_len = name_len;

@@ -107,6 +107,7 @@ CAP_CALLBACKS: int
 CAP_NATIVES: int
 CAP_BUFFERS: int
 CAP_TEXT_PROXIES: int
+CAP_LOCK_HELD: int
 
 def member(obj: JavaObject | JavaClass, name: str) -> JavaMember: ...
 def inproc_client(helper_jar: str, classpath: str | Sequence[str] | None = ...,

@@ -64,6 +64,7 @@ typedef struct JavaMemberObject {
     Py_ssize_t cname_len;
     unsigned flags;      /* P4J_CALL_STATIC for static methods */
     vectorcallfunc vectorcall;
+    void *site;          /* the transport's cache of the resolved method (ops->call_at) */
 } JavaMemberObject;
 
 extern PyTypeObject ClientType, JavaObjectType, JavaClassType, JavaMemberType, NamespaceType;

@@ -682,7 +682,8 @@ PyMODINIT_FUNC PyInit__py4jni(void)
         PyModule_AddIntConstant(m, "CAP_CALLBACKS", P4J_CAP_CALLBACKS) < 0 ||
         PyModule_AddIntConstant(m, "CAP_NATIVES", P4J_CAP_NATIVES) < 0 ||
         PyModule_AddIntConstant(m, "CAP_BUFFERS", P4J_CAP_BUFFERS) < 0 ||
-        PyModule_AddIntConstant(m, "CAP_TEXT_PROXIES", P4J_CAP_TEXT_PROXIES) < 0) {
+        PyModule_AddIntConstant(m, "CAP_TEXT_PROXIES", P4J_CAP_TEXT_PROXIES) < 0 ||
+        PyModule_AddIntConstant(m, "CAP_LOCK_HELD", P4J_CAP_LOCK_HELD) < 0) {
         Py_DECREF(m);
         return NULL;
     }

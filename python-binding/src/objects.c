@@ -59,6 +59,7 @@ PyObject *p4jpy_member_new(PyObject *owner, PyObject *name, unsigned flags)
     m->cname_len = len;
     m->flags = flags;
     m->vectorcall = member_vectorcall;
+    m->site = NULL;
     return (PyObject *)m;
 }
 
@@ -126,7 +127,11 @@ static PyObject *member_vectorcall(PyObject *self, PyObject *const *args, size_t
     p4j_status st;
     p4j_client *c = cl->c;
     unsigned flags = m->flags | P4J_CALL_NO_ERROR_TEXT;
-    if (c->unlock) { /* the transport releases the GIL itself, except for a short call */
+    if (c->unlock && c->ops->call_at) { /* the transport releases the GIL itself,
+                                           except for a short call */
+        st = c->ops->call_at(c, &m->site, &target, flags | P4J_CALL_LOCK_HELD, m->cname,
+                             (size_t)m->cname_len, pack.vals, (size_t)n, &out, &err);
+    } else if (c->unlock) {
         st = c->ops->call(c, &target, flags | P4J_CALL_LOCK_HELD, m->cname,
                           (size_t)m->cname_len, pack.vals, (size_t)n, &out, &err);
     } else {
@@ -830,11 +835,50 @@ PyTypeObject JavaClassType = {
 
 /* ---------------------------------------------------------------- Namespace */
 
+/* Whether a name found in the instance __dict__ of a `type` instance is the attribute
+ * (no type in its MRO has a data descriptor of a non-dunder name, which would win over
+ * the __dict__), cached per type and version tag: a change to the class is seen. */
+static int plain_names(PyTypeObject *type)
+{
+    static struct { PyTypeObject *type; unsigned int version; int plain; } seen[8];
+    static unsigned next;
+    if (!(type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG))
+        return 0; /* tagged by the next generic lookup */
+    for (size_t i = 0; i < sizeof seen / sizeof seen[0]; i++)
+        if (seen[i].type == type && seen[i].version == type->tp_version_tag)
+            return seen[i].plain;
+    int plain = 1;
+    PyObject *mro = type->tp_mro;
+    for (Py_ssize_t i = 0; mro && plain && i < PyTuple_GET_SIZE(mro); i++) {
+        PyObject *dict = ((PyTypeObject *)PyTuple_GET_ITEM(mro, i))->tp_dict;
+        PyObject *key, *value;
+        Py_ssize_t pos = 0;
+        while (plain && dict && PyDict_Next(dict, &pos, &key, &value))
+            plain = !(PyUnicode_Check(key) && !is_dunder(key) && Py_TYPE(value)->tp_descr_set);
+    }
+    unsigned slot = next++ % (sizeof seen / sizeof seen[0]);
+    seen[slot].type = type;
+    seen[slot].version = type->tp_version_tag;
+    seen[slot].plain = plain;
+    return plain;
+}
+
 /* Base of JVMView, JavaPackage and JavaGateway: attribute reads hit the instance
- * __dict__ at C speed; a miss (not a dunder) calls self._resolve(name), which may
- * store the answer in __dict__ for next time. */
+ * __dict__ at C speed (first, when no data descriptor of the class can shadow it); a
+ * miss (not a dunder) calls self._resolve(name), which may store the answer in
+ * __dict__ for next time. */
 static PyObject *ns_getattro(PyObject *self, PyObject *name)
 {
+    if (PyUnicode_CheckExact(name) && !is_dunder(name) && plain_names(Py_TYPE(self))) {
+        PyObject **dictptr = _PyObject_GetDictPtr(self);
+        if (dictptr && *dictptr) {
+            PyObject *v = PyDict_GetItemWithError(*dictptr, name);
+            if (v)
+                return Py_NewRef(v);
+            if (PyErr_Occurred())
+                return NULL;
+        }
+    }
     PyObject *r = PyObject_GenericGetAttr(self, name);
     if (r || !PyErr_ExceptionMatches(PyExc_AttributeError) || !PyUnicode_Check(name) ||
         is_dunder(name))

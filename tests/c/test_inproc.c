@@ -265,6 +265,46 @@ static void test_short_call_allowlist(void **state)
     assert_false(p4jj_short_call(NULL, "max", "(JJ)J"));
 }
 
+/* call_at: a site reused for another target class or other argument kinds resolves
+ * again instead of reusing the method it holds. */
+static void test_call_site_is_checked(void **state)
+{
+    (void)state;
+    p4j_value sbcls, lcls, sb, lst, out, text = str_arg("ab"), i7 = int_arg(7);
+    p4j_error err = {0};
+    void *site = NULL;
+    resolve("java.lang.StringBuilder", &sbcls);
+    resolve("java.util.ArrayList", &lcls);
+    assert_int_equal(client->ops->construct(client, &sbcls.ref, &text, 1, &sb, &err), P4J_OK);
+    assert_int_equal(client->ops->construct(client, &lcls.ref, NULL, 0, &lst, &err), P4J_OK);
+    assert_int_equal(client->ops->call_at(client, &site, &sb.ref, 0, "toString", 8, NULL, 0,
+                                          &out, &err), P4J_OK);
+    assert_non_null(site);
+    assert_int_equal(out.kind, P4J_STRING);
+    p4j_value_clear(&out);
+    /* the same site on an ArrayList: ArrayList.toString, not StringBuilder's */
+    assert_int_equal(client->ops->call_at(client, &site, &lst.ref, 0, "toString", 8, NULL, 0,
+                                          &out, &err), P4J_OK);
+    assert_int_equal(out.kind, P4J_STRING);
+    assert_int_equal(out.u.s.len, 2); /* "[]" */
+    p4j_value_clear(&out);
+    /* append(String) then append(int) through one site: each its own overload */
+    void *append = NULL;
+    assert_int_equal(client->ops->call_at(client, &append, &sb.ref, 0, "append", 6, &text, 1,
+                                          &out, &err), P4J_OK);
+    p4j_value_clear(&out);
+    assert_int_equal(client->ops->call_at(client, &append, &sb.ref, 0, "append", 6, &i7, 1,
+                                          &out, &err), P4J_OK);
+    p4j_value_clear(&out);
+    assert_int_equal(client->ops->call(client, &sb.ref, 0, "length", 6, NULL, 0, &out, &err),
+                     P4J_OK);
+    assert_int_equal(out.u.i, 5); /* "ab" + "ab" + "7" */
+    client->ops->release(client, &sb.ref);
+    client->ops->release(client, &lst.ref);
+    client->ops->release(client, &sbcls.ref);
+    client->ops->release(client, &lcls.ref);
+}
+
 static void test_bridge_errors(void **state)
 {
     (void)state;
@@ -463,6 +503,7 @@ int main(void)
         cmocka_unit_test(test_java_exception_is_captured),
         cmocka_unit_test(test_java_exception_without_text),
         cmocka_unit_test(test_short_call_allowlist),
+        cmocka_unit_test(test_call_site_is_checked),
         cmocka_unit_test(test_bridge_errors),
         cmocka_unit_test(test_fields),
         cmocka_unit_test(test_conversions_check_their_input),

@@ -79,3 +79,80 @@ def test_wait_on_a_string_builder_is_not_short(gateway):
     sb = gateway.jvm.java.lang.StringBuilder()
     with pytest.raises(Py4JJavaError, match="IllegalMonitorState"):
         sb.wait(1)
+
+
+@pytest.fixture
+def fx(gateway):
+    return gateway.jvm.org.py4jni.fixtures
+
+
+def test_bound_member_picks_the_overload_of_each_call(gateway, fx):
+    """One JavaMember (one call site) called with other argument types resolves the
+    overload for each: its cached method applies only to the types it was resolved for."""
+    ov = fx.Overloads()
+    sb = gateway.jvm.java.lang.StringBuilder("q")
+    lst = gateway.jvm.java.util.ArrayList()
+    obj = ov.obj
+    args = ["s", sb, lst, 1, "t", sb, None, lst, 2.5, "u"]
+    fresh = [ov.obj(a) for a in args]  # a new JavaMember per call
+    assert fresh[:4] == ["String", "CharSequence", "Object", "Object"]
+    assert [obj(a) for a in args] == fresh
+    assert [obj(a) for a in reversed(args)] == list(reversed(fresh))
+    ref = ov.ref  # same letter, other classes: the class of the argument decides
+    base, derived, more = fx.Base(), fx.Derived(), fx.MoreDerived()
+    assert [ref(base), ref(derived), ref(more), ref(base)] == ["Base", "Derived", "Derived", "Base"]
+    int_long = ov.intLong
+    assert [int_long(1), int_long(2**40), int_long(3)] == ["int", "long", "int"]
+    null_prim = ov.nulPrim
+    assert [null_prim(1), null_prim("x"), null_prim(None), null_prim(2)] == [
+        ov.nulPrim(1), ov.nulPrim("x"), ov.nulPrim(None), ov.nulPrim(2)]
+
+
+def test_same_name_on_other_classes(gateway, fx):
+    """Members of one name on different classes never share a resolved method."""
+    base, derived = fx.Base(), fx.Derived()
+    fb, fd = base.overridden, derived.overridden
+    for _ in range(3):
+        assert (fb(), fd()) == (base.overridden(), derived.overridden())
+    assert fb() != fd()
+    jvm = gateway.jvm
+    assert jvm.java.lang.Math.max(2, 3) == 3
+    assert jvm.java.lang.Integer.max(2, 3) == 3
+    assert jvm.java.lang.Math.max(2.5, 1.0) == 2.5
+    sb, lst = jvm.java.lang.StringBuilder("ab"), jvm.java.util.ArrayList()
+    lst.add("x")
+    assert (sb.toString(), lst.toString()) == ("ab", "[x]")
+    assert (sb.length(), lst.size()) == (2, 1)
+
+
+def test_bound_member_shared_by_threads_with_other_types(fx):
+    ov = fx.Overloads()
+    obj = ov.obj
+    sb = fx.Overloads()  # an Object argument
+    wrong: list = []
+
+    def work(arg, want):
+        for _ in range(300):
+            got = obj(arg)
+            if got != want:
+                wrong.append((arg, got))
+
+    threads = [threading.Thread(target=work, args=a)
+               for a in (("s", "String"), (sb, "Object"), (7, "Object"), ("t", "String"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wrong == []
+
+
+def test_cached_member_of_a_detached_object_raises(gateway):
+    sb = gateway.jvm.java.lang.StringBuilder()
+    append = sb.append
+    append(1)
+    gateway.detach(sb)
+    with pytest.raises(Py4JError, match="detached"):
+        append(2)
+    with pytest.raises(Py4JError, match="detached"):
+        sb.append(3)
+
