@@ -131,7 +131,8 @@ static p4j_status call_member(JNIEnv *env, p4jj_class *pc, p4jj_member *m,
 {
     bool is_static = flags & P4J_CALL_STATIC;
     jvalue jargs[P4J_MAX_ARGS + 1], rv = {0};
-    memset(jargs, 0, sizeof(jvalue) * nargs);
+    if (nargs)
+        memset(jargs, 0, sizeof(jvalue) * nargs);
     p4j_status st = p4j_args_to_java(env, m, args, jargs, err);
     if (st == P4J_OK) {
         invoke(env, m, pc->cls, (jobject)target->handle, jargs, &rv);

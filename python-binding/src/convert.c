@@ -363,9 +363,10 @@ void p4j_args_release(p4j_argpack *pack)
         for (Py_ssize_t i = 0; i < pack->n; i++)
             if (pack->has_buf[i])
                 PyBuffer_Release(&pack->bufs[i]);
+        PyMem_Free(pack->has_buf);
     }
-    PyMem_Free(pack->bufs);
-    PyMem_Free(pack->has_buf);
+    if (pack->bufs)
+        PyMem_Free(pack->bufs);
     Py_CLEAR(pack->temps);
     if (pack->vals != pack->stack_vals)
         PyMem_Free(pack->vals);

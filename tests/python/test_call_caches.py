@@ -156,3 +156,33 @@ def test_cached_member_of_a_detached_object_raises(gateway):
     with pytest.raises(Py4JError, match="detached"):
         sb.append(3)
 
+
+
+def test_namespace_reads_its_dict_unless_the_class_shadows_it():
+    """Namespaces (JVMView, JavaPackage) read cached names from __dict__ first; a data
+    descriptor added to the class later still wins, as in any Python object."""
+    from py4jni import _py4jni
+
+    class NS(_py4jni.Namespace):
+        def _resolve(self, name):
+            self.__dict__[name] = name.upper()
+            return name.upper()
+
+    ns = NS()
+    assert ns.abc == "ABC"  # resolved
+    assert ns.abc == "ABC"  # from __dict__
+    NS.abc = property(lambda self: "property")
+    assert ns.abc == "property"
+    del NS.abc
+    assert ns.abc == "ABC"
+    NS.abc = lambda self: "method"  # not a data descriptor: the instance __dict__ wins
+    assert ns.abc == "ABC"
+    with pytest.raises(AttributeError):
+        ns.__no_such_dunder__
+
+
+def test_whole_name_chain_is_cached(gateway):
+    jvm = gateway.jvm
+    assert jvm.java.lang.System is jvm.java.lang.System
+    assert jvm.java.lang is jvm.java.lang
+    assert jvm.java.lang.System.currentTimeMillis() > 0
