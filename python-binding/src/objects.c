@@ -27,6 +27,19 @@ static int is_dunder(PyObject *name)
            PyUnicode_READ_CHAR(name, len - 1) == '_' && PyUnicode_READ_CHAR(name, len - 2) == '_';
 }
 
+/* Looks `name` up in the instance __dict__ of `self`: 1 with a new reference in *out,
+ * 0 when absent (or no __dict__), -1 with an exception. */
+static int instance_dict_get(PyObject *self, PyObject *name, PyObject **out)
+{
+    PyObject **dictptr = _PyObject_GetDictPtr(self);
+    if (!dictptr || !*dictptr)
+        return 0;
+    *out = PyDict_GetItemWithError(*dictptr, name);
+    if (*out)
+        return Py_INCREF(*out), 1;
+    return PyErr_Occurred() ? -1 : 0;
+}
+
 /* ---------------------------------------------------------------- JavaMember */
 
 #define MEMBER_FREELIST_MAX 64
@@ -131,9 +144,6 @@ static PyObject *member_vectorcall(PyObject *self, PyObject *const *args, size_t
                                            except for a short call */
         st = c->ops->call_at(c, &m->site, &target, flags | P4J_CALL_LOCK_HELD, m->cname,
                              (size_t)m->cname_len, pack.vals, (size_t)n, &out, &err);
-    } else if (c->unlock) {
-        st = c->ops->call(c, &target, flags | P4J_CALL_LOCK_HELD, m->cname,
-                          (size_t)m->cname_len, pack.vals, (size_t)n, &out, &err);
     } else {
         Py_BEGIN_ALLOW_THREADS
         st = c->ops->call(c, &target, flags, m->cname, (size_t)m->cname_len, pack.vals,
@@ -341,14 +351,10 @@ static PyObject *jobject_getattro(PyObject *self, PyObject *name)
     if (_PyType_Lookup(type, name))
         return PyObject_GenericGetAttr(self, name);
     if (type != &JavaObjectType) {
-        PyObject **dictptr = _PyObject_GetDictPtr(self);
-        if (dictptr && *dictptr) {
-            PyObject *v = PyDict_GetItemWithError(*dictptr, name);
-            if (v)
-                return Py_NewRef(v);
-            if (PyErr_Occurred())
-                return NULL;
-        }
+        PyObject *v;
+        int found = instance_dict_get(self, name, &v);
+        if (found)
+            return found > 0 ? v : NULL;
     }
     if (!PyUnicode_Check(name) || is_dunder(name))
         return PyObject_GenericGetAttr(self, name);
@@ -870,14 +876,10 @@ static int plain_names(PyTypeObject *type)
 static PyObject *ns_getattro(PyObject *self, PyObject *name)
 {
     if (PyUnicode_CheckExact(name) && !is_dunder(name) && plain_names(Py_TYPE(self))) {
-        PyObject **dictptr = _PyObject_GetDictPtr(self);
-        if (dictptr && *dictptr) {
-            PyObject *v = PyDict_GetItemWithError(*dictptr, name);
-            if (v)
-                return Py_NewRef(v);
-            if (PyErr_Occurred())
-                return NULL;
-        }
+        PyObject *v;
+        int found = instance_dict_get(self, name, &v);
+        if (found)
+            return found > 0 ? v : NULL;
     }
     PyObject *r = PyObject_GenericGetAttr(self, name);
     if (r || !PyErr_ExceptionMatches(PyExc_AttributeError) || !PyUnicode_Check(name) ||

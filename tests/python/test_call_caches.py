@@ -9,6 +9,15 @@ import pytest
 from py4jni import Py4JError, Py4JJavaError
 
 
+def run_threads(work, arg_tuples) -> None:
+    """Runs work(*args) on one thread per tuple, all at once, and waits for them."""
+    threads = [threading.Thread(target=work, args=args) for args in arg_tuples]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 @pytest.mark.inproc_only("the GIL handoff of in-process calls")
 def test_a_blocking_call_releases_the_gil(gateway):
     """Thread.sleep is no short call: while one thread sleeps in Java, another runs
@@ -56,11 +65,7 @@ def test_short_calls_from_threads_give_their_own_results(gateway):
         except BaseException as exc:  # reported by the main thread
             errors.append(exc)
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_threads(work, [(k,) for k in range(6)])
     assert errors == []
 
 
@@ -137,12 +142,7 @@ def test_bound_member_shared_by_threads_with_other_types(fx):
             if got != want:
                 wrong.append((arg, got))
 
-    threads = [threading.Thread(target=work, args=a)
-               for a in (("s", "String"), (sb, "Object"), (7, "Object"), ("t", "String"))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_threads(work, [("s", "String"), (sb, "Object"), (7, "Object"), ("t", "String")])
     assert wrong == []
 
 
