@@ -125,9 +125,9 @@ static JNIEnv *hot_enter(p4j_client *c, const p4j_ref *target, bool is_class, p4
 /* The Java part of a call whose member `m` (on class `pc`) is resolved: converts the
  * arguments, invokes, converts the result. No local frame: the references it creates
  * (converted arguments, an object result) are deleted one by one, cheaper than a frame. */
-static p4j_status call_member(JNIEnv *env, p4jj_class *pc, p4jj_member *m,
-                              const p4j_ref *target, unsigned flags, const p4j_value *args,
-                              size_t nargs, p4j_value *out, p4j_error *err)
+static inline __attribute__((always_inline)) p4j_status
+call_member(JNIEnv *env, p4jj_class *pc, p4jj_member *m, const p4j_ref *target, unsigned flags,
+            const p4j_value *args, size_t nargs, p4j_value *out, p4j_error *err)
 {
     bool is_static = flags & P4J_CALL_STATIC;
     jvalue jargs[P4J_MAX_ARGS + 1], rv = {0};
@@ -153,30 +153,6 @@ static p4j_status call_member(JNIEnv *env, p4jj_class *pc, p4jj_member *m,
     return st;
 }
 
-/* A call with nothing known beforehand: attaches the thread, looks the class and the
- * member up (the one at `site`, else by name, resolving it in Java on a miss) and
- * calls; the member found is kept at `site`. */
-static p4j_status call_any(p4j_client *c, void **site, const p4j_ref *target, unsigned flags,
-                           const char *name, size_t name_len, const p4j_value *args,
-                           size_t nargs, p4j_value *out, p4j_error *err)
-{
-    bool is_static = flags & P4J_CALL_STATIC;
-    p4jj_class *pc;
-    JNIEnv *env = hot_enter(c, target, is_static, out, &pc, err);
-    if (!env)
-        return P4J_ERROR;
-    p4jj_member_kind kind = is_static ? P4JJ_MEMBER_STATIC_METHOD : P4JJ_MEMBER_METHOD;
-    p4jj_member *m = p4jj_member_at(site, pc, kind, args, nargs);
-    if (!m) {
-        m = p4jj_member_find(env, pc, kind, name, name_len, args, nargs, err);
-        if (!m)
-            return P4J_ERROR;
-        if (site)
-            __atomic_store_n((p4jj_member **)site, m, __ATOMIC_RELEASE);
-    }
-    return call_member(env, pc, m, target, flags, args, nargs, out, err);
-}
-
 /* String arguments longer than this (UTF-16 units or bytes) make any call a long one. */
 #define SHORT_CALL_MAX_CHARS 65536
 
@@ -200,26 +176,47 @@ static p4jj_member *short_member(p4j_client *c, void **site, const p4j_ref *targ
     return m && m->short_call ? m : NULL;
 }
 
-/* Hot path (call and call_at). With P4J_CALL_LOCK_HELD the caller's lock (the GIL) is
- * kept for a short call and released around any other. */
+/* Hot path (call and call_at): the member at `site`, else looked up by name (resolved
+ * in Java on a miss) and kept at `site`. With P4J_CALL_LOCK_HELD the caller's lock (the
+ * GIL) is kept for a short call and released around any other. One path to
+ * call_member, so that it is inlined: nested callbacks stack one frame per level. */
 static p4j_status inproc_call_at(p4j_client *c, void **site, const p4j_ref *target,
                                  unsigned flags, const char *name, size_t name_len,
                                  const p4j_value *args, size_t nargs, p4j_value *out,
                                  p4j_error *err)
 {
-    if (!(flags & P4J_CALL_LOCK_HELD))
-        return call_any(c, site, target, flags, name, name_len, args, nargs, out, err);
-    p4jj_member *m = short_member(c, site, target, flags, name, name_len, args, nargs);
-    if (m) {
+    void *saved = NULL;
+    p4jj_member *m = NULL;
+    p4jj_class *pc = NULL;
+    JNIEnv *env;
+    p4j_status st = P4J_ERROR;
+    if (flags & P4J_CALL_LOCK_HELD) {
+        m = short_member(c, site, target, flags, name, name_len, args, nargs);
+        if (!m)
+            saved = c->unlock();
+    }
+    if (m) { /* short: everything is known, no Java before the call itself */
         out->kind = P4J_NULL;
         out->owned = NULL;
         out->ref.handle = out->ref.cls = NULL;
-        return call_member(p4j_jvm_env_attached(), target->cls, m, target, flags, args, nargs,
-                           out, err);
+        env = p4j_jvm_env_attached();
+        pc = target->cls;
+    } else {
+        bool is_static = flags & P4J_CALL_STATIC;
+        if (!(env = hot_enter(c, target, is_static, out, &pc, err)))
+            goto done;
+        p4jj_member_kind kind = is_static ? P4JJ_MEMBER_STATIC_METHOD : P4JJ_MEMBER_METHOD;
+        if (!(m = p4jj_member_at(site, pc, kind, args, nargs))) {
+            if (!(m = p4jj_member_find(env, pc, kind, name, name_len, args, nargs, err)))
+                goto done;
+            if (site)
+                __atomic_store_n((p4jj_member **)site, m, __ATOMIC_RELEASE);
+        }
     }
-    void *saved = c->unlock();
-    p4j_status st = call_any(c, site, target, flags, name, name_len, args, nargs, out, err);
-    c->relock(saved);
+    st = call_member(env, pc, m, target, flags, args, nargs, out, err);
+done:
+    if (saved)
+        c->relock(saved);
     return st;
 }
 

@@ -15,7 +15,8 @@
  * Methods whose time grows without bound with an argument (String.repeat, regular
  * expressions) are left out; the caller also bounds the length of String arguments.
  * GC and safepoints need no GIL: threads waiting for the GIL are in native code and
- * count as stopped.
+ * count as stopped. That holds as long as no thread waits for the GIL inside a JNI
+ * critical region (Get*Critical, which would hold GC off): py4jni uses none; keep it so.
  */
 #include <stdbool.h>
 #include <string.h>
