@@ -135,12 +135,12 @@ typedef struct p4j_client_ops {
     /* ---- Transport-specific operations: each one is optional (NULL when the
      * transport lacks it). ---- */
 
-    /* As call, with `site`: a pointer-sized cache the caller keeps for one method name
-     * on one target (NULL at first, never read by the caller). The transport keeps the
-     * method it resolved there and reuses it while the target's class and the kinds
-     * and classes of the arguments are the ones it was resolved for, so an overloaded
-     * name called with other argument types resolves again. Read and written
-     * atomically: calls on several threads may share a site. */
+    /* As call, with `site`: a pointer-sized cache the caller keeps (NULL at first,
+     * opaque to the caller, which may copy it from one site to another). The
+     * transport keeps the method it resolved there and reuses it while the name, the
+     * target's class and the kinds and classes of the arguments are the ones it was
+     * resolved for, so an overloaded name called with other argument types resolves
+     * again. Read and written atomically: calls on several threads may share a site. */
     p4j_status (*call_at)(p4j_client *c, void **site, const p4j_ref *target, unsigned flags,
                           const char *name, size_t name_len, const p4j_value *args,
                           size_t nargs, p4j_value *out, p4j_error *err);

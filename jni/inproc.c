@@ -170,7 +170,7 @@ static p4jj_member *short_member(p4j_client *c, void **site, const p4j_ref *targ
             return NULL;
     p4jj_member_kind kind = flags & P4J_CALL_STATIC ? P4JJ_MEMBER_STATIC_METHOD
                                                     : P4JJ_MEMBER_METHOD;
-    p4jj_member *m = p4jj_member_at(site, target->cls, kind, args, nargs);
+    p4jj_member *m = p4jj_member_at(site, target->cls, kind, name, name_len, args, nargs);
     if (!m && (m = p4jj_member_peek(target->cls, kind, name, name_len, args, nargs)) && site)
         __atomic_store_n((p4jj_member **)site, m, __ATOMIC_RELEASE);
     return m && m->short_call ? m : NULL;
@@ -206,7 +206,7 @@ static p4j_status inproc_call_at(p4j_client *c, void **site, const p4j_ref *targ
         if (!(env = hot_enter(c, target, is_static, out, &pc, err)))
             goto done;
         p4jj_member_kind kind = is_static ? P4JJ_MEMBER_STATIC_METHOD : P4JJ_MEMBER_METHOD;
-        if (!(m = p4jj_member_at(site, pc, kind, args, nargs))) {
+        if (!(m = p4jj_member_at(site, pc, kind, name, name_len, args, nargs))) {
             if (!(m = p4jj_member_find(env, pc, kind, name, name_len, args, nargs, err)))
                 goto done;
             if (site)

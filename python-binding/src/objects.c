@@ -87,15 +87,18 @@ static void member_dealloc(PyObject *self)
         PyObject_Free(self);
 }
 
-/* The client and target ref of a member's owner. */
-static void member_target(JavaMemberObject *m, ClientObject **cl, p4j_ref **ref)
+/* The client, target ref and last call site of a member's owner. */
+static void member_target(JavaMemberObject *m, ClientObject **cl, p4j_ref **ref,
+                          void ***last_site)
 {
     if (P4J_IS_JAVACLASS(m->owner)) {
         *cl = ((JavaClassObject *)m->owner)->client;
         *ref = &((JavaClassObject *)m->owner)->ref;
+        *last_site = &((JavaClassObject *)m->owner)->last_site;
     } else {
         *cl = ((JavaObject *)m->owner)->client;
         *ref = &((JavaObject *)m->owner)->ref;
+        *last_site = &((JavaObject *)m->owner)->last_site;
     }
 }
 
@@ -121,7 +124,8 @@ static PyObject *member_vectorcall(PyObject *self, PyObject *const *args, size_t
     }
     ClientObject *cl;
     p4j_ref *ref;
-    member_target(m, &cl, &ref);
+    void **last_site;
+    member_target(m, &cl, &ref, &last_site);
     if (!ref->handle) {
         PyErr_SetString(p4j_reg.Py4JError, "py4jni: this Java object was detached");
         return NULL;
@@ -142,8 +146,11 @@ static PyObject *member_vectorcall(PyObject *self, PyObject *const *args, size_t
     unsigned flags = m->flags | P4J_CALL_NO_ERROR_TEXT;
     if (c->unlock && c->ops->call_at) { /* the transport releases the GIL itself,
                                            except for a short call */
+        if (!m->site) /* obj.method(...) makes a new JavaMember each time */
+            m->site = *last_site;
         st = c->ops->call_at(c, &m->site, &target, flags | P4J_CALL_LOCK_HELD, m->cname,
                              (size_t)m->cname_len, pack.vals, (size_t)n, &out, &err);
+        *last_site = __atomic_load_n(&m->site, __ATOMIC_ACQUIRE); /* may be shared */
     } else {
         Py_BEGIN_ALLOW_THREADS
         st = c->ops->call(c, &target, flags, m->cname, (size_t)m->cname_len, pack.vals,
@@ -284,6 +291,7 @@ PyObject *p4j_wrap_ref(ClientObject *cl, p4j_kind kind, p4j_ref *ref)
     o->ref = *ref;
     o->busy = 0;
     o->parked.handle = NULL;
+    o->last_site = NULL;
     ref->handle = NULL;
     return (PyObject *)o;
 }
@@ -602,6 +610,7 @@ PyObject *p4j_wrap_class(ClientObject *cl, p4j_ref *ref, PyObject *fqn)
     o->members = NULL;
     o->weakreflist = NULL;
     o->vectorcall = jclass_vectorcall;
+    o->last_site = NULL;
     PyObject_GC_Track(o);
     return (PyObject *)o;
 }

@@ -113,6 +113,25 @@ def test_bound_member_picks_the_overload_of_each_call(gateway, fx):
         ov.nulPrim(1), ov.nulPrim("x"), ov.nulPrim(None), ov.nulPrim(2)]
 
 
+def test_methods_of_one_object_in_turn(gateway, fx):
+    """obj.method(...) starts from the object's last call site: each call still runs the
+    method of its own name and overload."""
+    sb = gateway.jvm.java.lang.StringBuilder()
+    ov = fx.Overloads()
+    for i in range(5):
+        assert sb.append(i) == sb
+        assert sb.length() == 2 * i + 1
+        assert sb.append("-") == sb
+        assert sb.indexOf("-") == 1
+        assert (ov.obj("s"), ov.intOnly(i), ov.obj(sb), ov.intLong(i)) == (
+            "String", "int", "CharSequence", "int")
+    assert sb.toString() == "0-1-2-3-4-"
+    system, math = gateway.jvm.java.lang.System, gateway.jvm.java.lang.Math
+    for _ in range(3):
+        assert (system.currentTimeMillis() > 0, system.nanoTime() != 0) == (True, True)
+        assert (math.max(1, 2), math.min(1, 2), math.abs(-3)) == (2, 1, 3)
+
+
 def test_same_name_on_other_classes(gateway, fx):
     """Members of one name on different classes never share a resolved method."""
     base, derived = fx.Base(), fx.Derived()
