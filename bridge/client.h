@@ -42,6 +42,15 @@ typedef struct p4j_error {
 
 /* Call flags. */
 #define P4J_CALL_STATIC 1u /* target is a class ref: call a static method */
+#define P4J_CALL_NO_ERROR_TEXT 2u /* call, construct: on a Java exception the caller
+                                     reads `throwable` only, so a transport may leave
+                                     message and java_class NULL (in-process: no
+                                     toString() and getName() calls)               */
+#define P4J_CALL_LOCK_HELD 4u /* call: the caller holds its lock (the Python GIL) and
+                                 set c->unlock/c->relock; the transport keeps the lock
+                                 only for a call it knows to be short, never blocking
+                                 and never calling back, and releases it around
+                                 anything else (transports with P4J_CAP_LOCK_HELD)  */
 
 /* What `dir` lists (py4j's `d` sub-commands). */
 typedef enum p4j_dir_kind {
@@ -76,6 +85,7 @@ typedef int (*p4j_command_fn)(void *ctx, const char *command, size_t len, char *
                                    thread has its own connection, and commands the peer
                                    sends on it while the thread waits for an answer run on
                                    that thread (set_command_handler, serve)            */
+#define P4J_CAP_LOCK_HELD 128u  /* call honours P4J_CALL_LOCK_HELD                      */
 
 /* The transport's operations. Every function pointer is required unless noted. */
 typedef struct p4j_client_ops {
@@ -136,6 +146,16 @@ typedef struct p4j_client_ops {
 
     /* ---- Transport-specific operations: each one is optional (NULL when the
      * transport lacks it). ---- */
+
+    /* As call, with `site`: a pointer-sized cache the caller keeps (NULL at first,
+     * opaque to the caller, which may copy it from one site to another). The
+     * transport keeps the method it resolved there and reuses it while the name, the
+     * target's class and the kinds and classes of the arguments are the ones it was
+     * resolved for, so an overloaded name called with other argument types resolves
+     * again. Read and written atomically: calls on several threads may share a site. */
+    p4j_status (*call_at)(p4j_client *c, void **site, const p4j_ref *target, unsigned flags,
+                          const char *name, size_t name_len, const p4j_value *args,
+                          size_t nargs, p4j_value *out, p4j_error *err);
 
     /* A new ref (owned by the caller) for object id `id` named by the server
      * ("t", "j", "GATEWAY_SERVER", an id from elsewhere). */
@@ -218,6 +238,10 @@ typedef struct p4j_client_ops {
 struct p4j_client {
     const p4j_client_ops *ops;
     volatile int closed; /* set once by shutdown */
+    /* Set by the caller for P4J_CALL_LOCK_HELD: unlock() releases the caller's lock and
+     * returns what relock() needs to take it back. */
+    void *(*unlock)(void);
+    void (*relock)(void *saved);
 };
 
 /* Frees what `err` owns (releasing its throwable through `c` when c is non-NULL). */

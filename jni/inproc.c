@@ -122,28 +122,22 @@ static JNIEnv *hot_enter(p4j_client *c, const p4j_ref *target, bool is_class, p4
     return (*pc = target_class(env, target, is_class, err)) ? env : NULL;
 }
 
-/* Hot path: no local frame; the references it creates (converted arguments, an object
- * result) are deleted one by one, which costs less than a frame. */
-static p4j_status inproc_call(p4j_client *c, const p4j_ref *target, unsigned flags,
-                              const char *name, size_t name_len, const p4j_value *args,
-                              size_t nargs, p4j_value *out, p4j_error *err)
+/* The Java part of a call whose member `m` (on class `pc`) is resolved: converts the
+ * arguments, invokes, converts the result. No local frame: the references it creates
+ * (converted arguments, an object result) are deleted one by one, cheaper than a frame. */
+static inline __attribute__((always_inline)) p4j_status
+call_member(JNIEnv *env, p4jj_class *pc, p4jj_member *m, const p4j_ref *target, unsigned flags,
+            const p4j_value *args, size_t nargs, p4j_value *out, p4j_error *err)
 {
     bool is_static = flags & P4J_CALL_STATIC;
-    p4jj_class *pc;
-    JNIEnv *env = hot_enter(c, target, is_static, out, &pc, err);
-    if (!env)
-        return P4J_ERROR;
-    p4jj_member_kind kind = is_static ? P4JJ_MEMBER_STATIC_METHOD : P4JJ_MEMBER_METHOD;
-    p4jj_member *m = p4jj_member_find(env, pc, kind, name, name_len, args, nargs, err);
-    if (!m)
-        return P4J_ERROR;
     jvalue jargs[P4J_MAX_ARGS + 1], rv = {0};
-    memset(jargs, 0, sizeof(jvalue) * nargs);
+    if (nargs)
+        memset(jargs, 0, sizeof(jvalue) * nargs);
     p4j_status st = p4j_args_to_java(env, m, args, jargs, err);
     if (st == P4J_OK) {
         invoke(env, m, pc->cls, (jobject)target->handle, jargs, &rv);
         if ((*env)->ExceptionCheck(env)) {
-            st = p4j_jvm_capture_exception(env, err);
+            st = p4j_jvm_capture_exception_text(env, err, !(flags & P4J_CALL_NO_ERROR_TEXT));
         } else if (m->rconv == RCONV_OBJECT && !is_static && rv.l &&
                    (*env)->IsSameObject(env, rv.l, (jobject)target->handle)) {
             out->kind = P4J_SELF; /* spares a global ref and a Python object */
@@ -157,6 +151,80 @@ static p4j_status inproc_call(p4j_client *c, const p4j_ref *target, unsigned fla
     if (m->arg_refs)
         drop_arg_refs(env, m, jargs, nargs);
     return st;
+}
+
+/* String arguments longer than this (UTF-16 units or bytes) make any call a long one. */
+#define SHORT_CALL_MAX_CHARS 65536
+
+/* For P4J_CALL_LOCK_HELD: the member of a call that may keep the caller's lock (cached
+ * already, on the allowlist of jni/inproc_short.c, short String arguments, the thread
+ * attached, the target's class known), else NULL. Calls no Java. */
+static p4jj_member *short_member(p4j_client *c, void **site, const p4j_ref *target,
+                                 unsigned flags, const char *name, size_t name_len,
+                                 const p4j_value *args, size_t nargs)
+{
+    if (c->closed || !target || !target->handle || !target->cls || !p4j_jvm_env_attached())
+        return NULL;
+    for (size_t i = 0; i < nargs; i++)
+        if (args[i].kind == P4J_STRING && args[i].u.s.len > SHORT_CALL_MAX_CHARS)
+            return NULL;
+    p4jj_member_kind kind = flags & P4J_CALL_STATIC ? P4JJ_MEMBER_STATIC_METHOD
+                                                    : P4JJ_MEMBER_METHOD;
+    p4jj_member *m = p4jj_member_at(site, target->cls, kind, name, name_len, args, nargs);
+    if (!m && (m = p4jj_member_peek(target->cls, kind, name, name_len, args, nargs)) && site)
+        __atomic_store_n((p4jj_member **)site, m, __ATOMIC_RELEASE);
+    return m && m->short_call ? m : NULL;
+}
+
+/* Hot path (call and call_at): the member at `site`, else looked up by name (resolved
+ * in Java on a miss) and kept at `site`. With P4J_CALL_LOCK_HELD the caller's lock (the
+ * GIL) is kept for a short call and released around any other. One path to
+ * call_member, so that it is inlined: nested callbacks stack one frame per level. */
+static p4j_status inproc_call_at(p4j_client *c, void **site, const p4j_ref *target,
+                                 unsigned flags, const char *name, size_t name_len,
+                                 const p4j_value *args, size_t nargs, p4j_value *out,
+                                 p4j_error *err)
+{
+    void *saved = NULL;
+    p4jj_member *m = NULL;
+    p4jj_class *pc = NULL;
+    JNIEnv *env;
+    p4j_status st = P4J_ERROR;
+    if (flags & P4J_CALL_LOCK_HELD) {
+        m = short_member(c, site, target, flags, name, name_len, args, nargs);
+        if (!m)
+            saved = c->unlock();
+    }
+    if (m) { /* short: everything is known, no Java before the call itself */
+        out->kind = P4J_NULL;
+        out->owned = NULL;
+        out->ref.handle = out->ref.cls = NULL;
+        env = p4j_jvm_env_attached();
+        pc = target->cls;
+    } else {
+        bool is_static = flags & P4J_CALL_STATIC;
+        if (!(env = hot_enter(c, target, is_static, out, &pc, err)))
+            goto done;
+        p4jj_member_kind kind = is_static ? P4JJ_MEMBER_STATIC_METHOD : P4JJ_MEMBER_METHOD;
+        if (!(m = p4jj_member_at(site, pc, kind, name, name_len, args, nargs))) {
+            if (!(m = p4jj_member_find(env, pc, kind, name, name_len, args, nargs, err)))
+                goto done;
+            if (site)
+                __atomic_store_n((p4jj_member **)site, m, __ATOMIC_RELEASE);
+        }
+    }
+    st = call_member(env, pc, m, target, flags, args, nargs, out, err);
+done:
+    if (saved)
+        c->relock(saved);
+    return st;
+}
+
+static p4j_status inproc_call(p4j_client *c, const p4j_ref *target, unsigned flags,
+                              const char *name, size_t name_len, const p4j_value *args,
+                              size_t nargs, p4j_value *out, p4j_error *err)
+{
+    return inproc_call_at(c, NULL, target, flags, name, name_len, args, nargs, out, err);
 }
 
 static p4j_status inproc_construct(p4j_client *c, const p4j_ref *cls, const p4j_value *args,
@@ -518,8 +586,9 @@ static void inproc_ref_id(p4j_client *c, const p4j_ref *ref, char *buf, size_t c
 static const p4j_client_ops inproc_ops = {
     .name = "inproc",
     .caps = P4J_CAP_SHARED_REFS | P4J_CAP_CLASS_ARG | P4J_CAP_CALLBACKS | P4J_CAP_NATIVES |
-            P4J_CAP_BUFFERS,
+            P4J_CAP_BUFFERS | P4J_CAP_LOCK_HELD,
     .call = inproc_call,
+    .call_at = inproc_call_at,
     .construct = inproc_construct,
     .field_get = inproc_field_get,
     .field_set = inproc_field_set,

@@ -87,6 +87,9 @@ typedef struct p4jj_member {
     bool callstatic;                         /* the resolved method is static     */
     bool arg_refs;                           /* some argument conversion creates a
                                                 local ref (deleted after the call) */
+    bool short_call;                         /* methods: on the allowlist of calls
+                                                that may keep the GIL (inproc_short.c) */
+    struct p4jj_class *owner;                 /* the class it was resolved on     */
     struct p4jj_class *ret_cls;               /* object results: their exact class when
                                                 the declared type is final, or NULL */
     struct p4jj_class *last_cls;              /* object results: class seen last time
@@ -123,6 +126,22 @@ char p4j_arg_key(const p4j_value *v);
 p4jj_member *p4jj_member_find(JNIEnv *env, p4jj_class *cls, p4jj_member_kind kind,
                               const char *name, size_t name_len, const p4j_value *args,
                               size_t nargs, p4j_error *err);
+
+/* Returns the member p4jj_member_find would return when it is cached already, else NULL;
+ * calls no Java (NULL too when an object argument's class is not known yet). */
+p4jj_member *p4jj_member_peek(p4jj_class *cls, p4jj_member_kind kind, const char *name,
+                              size_t name_len, const p4j_value *args, size_t nargs);
+
+/* Returns the member cached at call site `site` (may be NULL) when it was resolved on
+ * class `cls` for `kind`, `name` and arguments of the kinds and classes of `args`, else
+ * NULL. Calls no Java. */
+p4jj_member *p4jj_member_at(void **site, p4jj_class *cls, p4jj_member_kind kind,
+                            const char *name, size_t name_len, const p4j_value *args,
+                            size_t nargs);
+
+/* True when method `name` with descriptor `sig`, declared by class `decl` (binary name,
+ * "java.lang.Math"), is a short call: no blocking, no callback (inproc_short.c). */
+bool p4jj_short_call(const char *decl, const char *name, const char *sig);
 
 /* Converts args[i] into jargs[i] following m->conv; creates local refs in the current
  * frame. Returns P4J_ERROR with err set on overflow or a failed allocation. */

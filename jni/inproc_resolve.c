@@ -380,6 +380,14 @@ static p4j_status resolve_member(JNIEnv *env, p4jj_class *pc, p4jj_member *m, p4
         goto done;
     }
     plan_conversions(m, csig);
+    if (m->kind == P4JJ_MEMBER_METHOD || m->kind == P4JJ_MEMBER_STATIC_METHOD) {
+        jclass decl = (*env)->CallObjectMethod(env, member, p4j_jc.Executable_getDeclaringClass);
+        if (p4j_jvm_failed(env, err))
+            goto done;
+        char *dname = p4jj_class_name(env, decl);
+        m->short_call = p4jj_short_call(dname, m->name, csig);
+        free(dname);
+    }
     st = m->kind == P4JJ_MEMBER_FIELD || m->kind == P4JJ_MEMBER_STATIC_FIELD
              ? P4J_OK
              : check_plan(env, m, member, err);
@@ -387,6 +395,55 @@ done:
     free(csig);
     (*env)->PopLocalFrame(env, NULL);
     return st;
+}
+
+/* Fills the cache key of `args`: kind letters and the classes of object arguments. With
+ * `env` NULL an object argument whose class is not known yet makes it return false;
+ * else the class is looked up (and cached in its ref.cls). */
+static bool arg_keys(JNIEnv *env, const p4j_value *args, size_t nargs, char *keys,
+                     p4jj_class **arg_cls, p4j_error *err)
+{
+    for (size_t i = 0; i < nargs; i++) {
+        keys[i] = p4j_arg_key(&args[i]);
+        arg_cls[i] = NULL;
+        if (keys[i] == 'r') {
+            p4j_ref *ref = (p4j_ref *)&args[i].ref; /* the cls slot is a cache */
+            if (!ref->cls && (!env || !(ref->cls = p4jj_class_of(env, (jobject)ref->handle, err))))
+                return false;
+            arg_cls[i] = ref->cls;
+        } else if (keys[i] == 'f') {
+            arg_cls[i] = args[i].ref.cls; /* the proxy's class, set by the callback layer */
+        }
+    }
+    return true;
+}
+
+p4jj_member *p4jj_member_peek(p4jj_class *pc, p4jj_member_kind kind, const char *name,
+                              size_t name_len, const p4j_value *args, size_t nargs)
+{
+    char keys[P4J_MAX_ARGS];
+    p4jj_class *arg_cls[P4J_MAX_ARGS];
+    if (nargs > P4J_MAX_ARGS || !arg_keys(NULL, args, nargs, keys, arg_cls, NULL))
+        return NULL;
+    uint64_t h = key_hash(kind, name, name_len, keys, arg_cls, nargs);
+    return bucket_find(pc, h, kind, name, name_len, keys, arg_cls, nargs);
+}
+
+p4jj_member *p4jj_member_at(void **site, p4jj_class *pc, p4jj_member_kind kind,
+                            const char *name, size_t name_len, const p4j_value *args,
+                            size_t nargs)
+{
+    p4jj_member *m = site ? __atomic_load_n((p4jj_member **)site, __ATOMIC_ACQUIRE) : NULL;
+    if (!m || m->owner != pc || m->kind != kind || m->nargs != nargs ||
+        m->name_len != name_len || memcmp(m->name, name, name_len) != 0)
+        return NULL;
+    for (size_t i = 0; i < nargs; i++) {
+        char key = p4j_arg_key(&args[i]);
+        if (key != m->keys[i] ||
+            ((key == 'r' || key == 'f') && args[i].ref.cls != m->arg_cls[i]))
+            return NULL; /* another overload may apply: resolve by the full key */
+    }
+    return m;
 }
 
 p4jj_member *p4jj_member_find(JNIEnv *env, p4jj_class *pc, p4jj_member_kind kind,
@@ -400,18 +457,8 @@ p4jj_member *p4jj_member_find(JNIEnv *env, p4jj_class *pc, p4jj_member_kind kind
     }
     char keys[P4J_MAX_ARGS];
     p4jj_class *arg_cls[P4J_MAX_ARGS];
-    for (size_t i = 0; i < nargs; i++) {
-        keys[i] = p4j_arg_key(&args[i]);
-        arg_cls[i] = NULL;
-        if (keys[i] == 'r') {
-            p4j_ref *ref = (p4j_ref *)&args[i].ref; /* the cls slot is a cache */
-            if (!ref->cls && !(ref->cls = p4jj_class_of(env, (jobject)ref->handle, err)))
-                return NULL;
-            arg_cls[i] = ref->cls;
-        } else if (keys[i] == 'f') {
-            arg_cls[i] = args[i].ref.cls; /* the proxy's class, set by the callback layer */
-        }
-    }
+    if (!arg_keys(env, args, nargs, keys, arg_cls, err))
+        return NULL;
     uint64_t h = key_hash(kind, name, name_len, keys, arg_cls, nargs);
     p4jj_member *m = bucket_find(pc, h, kind, name, name_len, keys, arg_cls, nargs);
     if (__builtin_expect(m != NULL, 1))
@@ -428,6 +475,7 @@ p4jj_member *p4jj_member_find(JNIEnv *env, p4jj_class *pc, p4jj_member_kind kind
     memcpy(copy, name, name_len);
     copy[name_len] = '\0';
     m->hash = h;
+    m->owner = pc;
     m->kind = kind;
     m->name = copy;
     m->name_len = name_len;

@@ -499,6 +499,8 @@ static void give_context_loader(JNIEnv *env)
         (*env)->DeleteLocalRef(env, thread);
 }
 
+JNIEnv *p4j_jvm_env_attached(void) { return tls_env; }
+
 JNIEnv *p4j_jvm_env(p4j_error *err)
 {
     JNIEnv *env = tls_env;
@@ -547,35 +549,46 @@ static char *utf8_of(JNIEnv *env, jstring s)
 
 p4j_status p4j_jvm_capture_exception(JNIEnv *env, p4j_error *err)
 {
+    return p4j_jvm_capture_exception_text(env, err, true);
+}
+
+p4j_status p4j_jvm_capture_exception_text(JNIEnv *env, p4j_error *err, bool text)
+{
     jthrowable t = (*env)->ExceptionOccurred(env);
     if (!t)
         return P4J_OK;
     (*env)->ExceptionClear(env);
     bool bridge = (*env)->IsInstanceOf(env, t, p4j_jc.BridgeException);
-    jstring msg = (*env)->CallObjectMethod(env, t, bridge ? p4j_jc.Throwable_getMessage
-                                                          : p4j_jc.Object_toString);
-    if ((*env)->ExceptionCheck(env)) {
-        (*env)->ExceptionClear(env);
-        msg = NULL;
-    }
-    char *text = utf8_of(env, msg);
-    if (msg)
-        (*env)->DeleteLocalRef(env, msg);
     free(err->message);
+    err->message = NULL;
     err->kind = bridge ? P4J_ERR_BRIDGE : P4J_ERR_JAVA;
-    err->message = text ? text : strdup("(no message)"); /* ownership moves to err */
-    if (!bridge) {
-        jclass cls = (*env)->GetObjectClass(env, t);
-        jstring name = (*env)->CallObjectMethod(env, cls, p4j_jc.Class_getName);
+    if (bridge || text) {
+        jstring msg = (*env)->CallObjectMethod(env, t, bridge ? p4j_jc.Throwable_getMessage
+                                                              : p4j_jc.Object_toString);
         if ((*env)->ExceptionCheck(env)) {
             (*env)->ExceptionClear(env);
-            name = NULL;
+            msg = NULL;
         }
+        char *chars = utf8_of(env, msg);
+        if (msg)
+            (*env)->DeleteLocalRef(env, msg);
+        err->message = chars ? chars : strdup("(no message)"); /* ownership moves to err */
+    }
+    if (!bridge) {
         free(err->java_class);
-        err->java_class = utf8_of(env, name);
-        if (name)
-            (*env)->DeleteLocalRef(env, name);
-        (*env)->DeleteLocalRef(env, cls);
+        err->java_class = NULL;
+        if (text) {
+            jclass cls = (*env)->GetObjectClass(env, t);
+            jstring name = (*env)->CallObjectMethod(env, cls, p4j_jc.Class_getName);
+            if ((*env)->ExceptionCheck(env)) {
+                (*env)->ExceptionClear(env);
+                name = NULL;
+            }
+            err->java_class = utf8_of(env, name);
+            if (name)
+                (*env)->DeleteLocalRef(env, name);
+            (*env)->DeleteLocalRef(env, cls);
+        }
         err->throwable.handle = p4j_jvm_global_new(env, t);
         err->throwable.cls = NULL;
     }

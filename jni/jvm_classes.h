@@ -44,6 +44,7 @@
     X(Method_getReturnType, Method, 0, "getReturnType", "()Ljava/lang/Class;")               \
     X(Executable_getModifiers, Executable, 0, "getModifiers", "()I")                         \
     X(Executable_getParameterTypes, Executable, 0, "getParameterTypes", "()[Ljava/lang/Class;") \
+    X(Executable_getDeclaringClass, Executable, 0, "getDeclaringClass", "()Ljava/lang/Class;") \
     X(Field_getType, Field, 0, "getType", "()Ljava/lang/Class;")                             \
     X(Field_getModifiers, Field, 0, "getModifiers", "()I")                                   \
     X(Throwable_getMessage, Throwable, 0, "getMessage", "()Ljava/lang/String;")              \

@@ -49,6 +49,9 @@ bool p4j_jvm_started(void);
  * is a fork() child of the one that started the JVM. */
 JNIEnv *p4j_jvm_env(p4j_error *err);
 
+/* The calling thread's JNIEnv when it is attached already, else NULL (never attaches). */
+JNIEnv *p4j_jvm_env_attached(void);
+
 /* Records `env` as the calling thread's JNIEnv when it has none yet: for native methods
  * called on threads the JVM attached itself (Java threads calling back into Python), so
  * that p4j_jvm_env neither re-attaches them nor detaches them at exit. */
@@ -67,6 +70,11 @@ bool p4j_jvm_find_libjvm(const char *explicit_path, char *out, size_t cap);
  * org.py4jni.BridgeException becomes P4J_ERR_BRIDGE, anything else P4J_ERR_JAVA.
  * Returns P4J_ERROR; returns P4J_OK when no exception was pending. */
 p4j_status p4j_jvm_capture_exception(JNIEnv *env, p4j_error *err);
+
+/* As p4j_jvm_capture_exception; with `text` false a Java exception (P4J_ERR_JAVA) is
+ * captured as its throwable alone: message and java_class stay NULL, which spares the
+ * toString() and getName() calls when the caller reads the throwable only. */
+p4j_status p4j_jvm_capture_exception_text(JNIEnv *env, p4j_error *err, bool text);
 
 /* Returns true (with `err` filled) when a Java exception is pending. Call it after every
  * JNI call that can throw, before the next JNI call (-Xcheck:jni insists). */

@@ -123,6 +123,7 @@ CAP_NATIVES: int
 CAP_BUFFERS: int
 CAP_TEXT_PROXIES: int
 CAP_PINNED: int
+CAP_LOCK_HELD: int
 
 def member(obj: JavaObject | JavaClass, name: str) -> JavaMember: ...
 def inproc_client(helper_jar: str, classpath: str | Sequence[str] | None = ...,

@@ -326,13 +326,23 @@ class Py4JJavaError(Py4JError):
     ``str()`` ends with the Java stack trace, fetched on first use (one Java call).
     """
 
+    _trace: str | None = None  # the stack trace, once fetched
+
     def __init__(self, msg: str, java_exception: Any) -> None:
-        super().__init__(msg, java_exception)
+        # What Py4JError.__init__(msg, java_exception) does, inlined: every Java exception
+        # of a call builds one, so the error path pays one Python frame, not two.
+        super(Py4JError, self).__init__(msg)
+        self.cause = self.java_exception = java_exception
         self.errmsg = msg
-        self.java_exception = java_exception
-        target = getattr(java_exception, "_target_id", "")
-        self.exception_cmd = f"{EXCEPTION_COMMAND_NAME}{REFERENCE_TYPE}{target}\n{END_COMMAND_PART}"
-        self._trace: str | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        # py4j's exception_cmd (the command that fetches the throwable), made on first read.
+        if name == "exception_cmd":
+            target = getattr(self.__dict__.get("java_exception"), "_target_id", "")
+            cmd = f"{EXCEPTION_COMMAND_NAME}{REFERENCE_TYPE}{target}\n{END_COMMAND_PART}"
+            self.__dict__[name] = cmd
+            return cmd
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _stack_trace(self) -> str:
         if self._trace is None:

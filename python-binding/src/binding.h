@@ -40,6 +40,8 @@ typedef struct JavaObject {
     PyObject *weakreflist;
     Py_ssize_t busy;      /* calls in flight using the handle (changed under the GIL) */
     p4j_ref parked;       /* detached while busy: released when the last call returns */
+    void *last_site;      /* the call site of the last method called: new JavaMembers
+                             start from it (ops->call_at checks it fits)            */
 } JavaObject;
 
 /* Marks `o`'s handle in use by a call about to release the GIL (see p4j_unpin). */
@@ -56,6 +58,7 @@ typedef struct JavaClassObject {
     PyObject *members;   /* dict: name -> 1 (static field), 2 (method) or nested JavaClass */
     PyObject *weakreflist;
     vectorcallfunc vectorcall; /* constructs an instance */
+    void *last_site;     /* as JavaObject.last_site, for static methods */
 } JavaClassObject;
 
 typedef struct JavaMemberObject {
@@ -66,6 +69,7 @@ typedef struct JavaMemberObject {
     Py_ssize_t cname_len;
     unsigned flags;      /* P4J_CALL_STATIC for static methods */
     vectorcallfunc vectorcall;
+    void *site;          /* the transport's cache of the resolved method (ops->call_at) */
 } JavaMemberObject;
 
 extern PyTypeObject ClientType, JavaObjectType, JavaClassType, JavaMemberType, NamespaceType;

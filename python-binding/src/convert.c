@@ -363,9 +363,10 @@ void p4j_args_release(p4j_argpack *pack)
         for (Py_ssize_t i = 0; i < pack->n; i++)
             if (pack->has_buf[i])
                 PyBuffer_Release(&pack->bufs[i]);
+        PyMem_Free(pack->has_buf);
     }
-    PyMem_Free(pack->bufs);
-    PyMem_Free(pack->has_buf);
+    if (pack->bufs)
+        PyMem_Free(pack->bufs);
     Py_CLEAR(pack->temps);
     if (pack->vals != pack->stack_vals)
         PyMem_Free(pack->vals);
@@ -490,11 +491,16 @@ void p4j_ref_id(ClientObject *cl, const p4j_ref *ref, char *buf, size_t cap)
  * that one was replaced. New reference, or NULL (no exception set) when unregistered. */
 static PyObject *current_hook(void)
 {
+    static PyObject *hook_name;
     if (!p4j_reg.gateway_module)
         return NULL;
-    PyObject *hook = PyObject_GetAttrString(p4j_reg.gateway_module, "get_return_value");
+    if (!hook_name && !(hook_name = PyUnicode_InternFromString("get_return_value"))) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *hook = PyObject_GetAttr(p4j_reg.gateway_module, hook_name);
     if (hook == p4j_reg.default_hook && p4j_reg.protocol_module) {
-        PyObject *other = PyObject_GetAttrString(p4j_reg.protocol_module, "get_return_value");
+        PyObject *other = PyObject_GetAttr(p4j_reg.protocol_module, hook_name);
         if (other)
             Py_SETREF(hook, other);
     }
@@ -527,8 +533,10 @@ static PyObject *raise_java(ClientObject *cl, PyObject *jexc, const char *target
                             const char *name)
 {
     PyObject *hook = current_hook();
-    if (!hook)
+    if (!hook || hook == p4j_reg.default_hook) { /* not replaced: what it would raise */
+        Py_XDECREF(hook);
         return raise_java_direct(jexc, target, name);
+    }
     char id[80];
     p4j_ref_id(cl, &((JavaObject *)jexc)->ref, id, sizeof id);
     PyObject *key = PyUnicode_FromString(id);

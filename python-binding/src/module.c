@@ -18,6 +18,10 @@
         Py_END_ALLOW_THREADS        \
     } while (0)
 
+/* p4j_client.unlock/relock for P4J_CALL_LOCK_HELD: the GIL. */
+static void *gil_unlock(void) { return PyEval_SaveThread(); }
+static void gil_relock(void *saved) { PyEval_RestoreThread(saved); }
+
 static PyObject *client_wrap_new(p4j_client *c)
 {
     ClientObject *cl = PyObject_New(ClientObject, &ClientType);
@@ -27,6 +31,10 @@ static PyObject *client_wrap_new(p4j_client *c)
         return NULL;
     }
     cl->c = c;
+    if (c->ops->caps & P4J_CAP_LOCK_HELD) {
+        c->unlock = gil_unlock;
+        c->relock = gil_relock;
+    }
     cl->converter = Py_NewRef(Py_None);
     cl->proxy_hook = Py_NewRef(Py_None);
     cl->command_hook = Py_NewRef(Py_None);
@@ -717,7 +725,8 @@ PyMODINIT_FUNC PyInit__py4jni(void)
         PyModule_AddIntConstant(m, "CAP_NATIVES", P4J_CAP_NATIVES) < 0 ||
         PyModule_AddIntConstant(m, "CAP_BUFFERS", P4J_CAP_BUFFERS) < 0 ||
         PyModule_AddIntConstant(m, "CAP_TEXT_PROXIES", P4J_CAP_TEXT_PROXIES) < 0 ||
-        PyModule_AddIntConstant(m, "CAP_PINNED", P4J_CAP_PINNED) < 0) {
+        PyModule_AddIntConstant(m, "CAP_PINNED", P4J_CAP_PINNED) < 0 ||
+        PyModule_AddIntConstant(m, "CAP_LOCK_HELD", P4J_CAP_LOCK_HELD) < 0) {
         Py_DECREF(m);
         return NULL;
     }

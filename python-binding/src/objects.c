@@ -27,6 +27,19 @@ static int is_dunder(PyObject *name)
            PyUnicode_READ_CHAR(name, len - 1) == '_' && PyUnicode_READ_CHAR(name, len - 2) == '_';
 }
 
+/* Looks `name` up in the instance __dict__ of `self`: 1 with a new reference in *out,
+ * 0 when absent (or no __dict__), -1 with an exception. */
+static int instance_dict_get(PyObject *self, PyObject *name, PyObject **out)
+{
+    PyObject **dictptr = _PyObject_GetDictPtr(self);
+    if (!dictptr || !*dictptr)
+        return 0;
+    *out = PyDict_GetItemWithError(*dictptr, name);
+    if (*out)
+        return Py_INCREF(*out), 1;
+    return PyErr_Occurred() ? -1 : 0;
+}
+
 /* ---------------------------------------------------------------- JavaMember */
 
 #define MEMBER_FREELIST_MAX 64
@@ -59,6 +72,7 @@ PyObject *p4jpy_member_new(PyObject *owner, PyObject *name, unsigned flags)
     m->cname_len = len;
     m->flags = flags;
     m->vectorcall = member_vectorcall;
+    m->site = NULL;
     return (PyObject *)m;
 }
 
@@ -73,15 +87,18 @@ static void member_dealloc(PyObject *self)
         PyObject_Free(self);
 }
 
-/* The client and target ref of a member's owner. */
-static void member_target(JavaMemberObject *m, ClientObject **cl, p4j_ref **ref)
+/* The client, target ref and last call site of a member's owner. */
+static void member_target(JavaMemberObject *m, ClientObject **cl, p4j_ref **ref,
+                          void ***last_site)
 {
     if (P4J_IS_JAVACLASS(m->owner)) {
         *cl = ((JavaClassObject *)m->owner)->client;
         *ref = &((JavaClassObject *)m->owner)->ref;
+        *last_site = &((JavaClassObject *)m->owner)->last_site;
     } else {
         *cl = ((JavaObject *)m->owner)->client;
         *ref = &((JavaObject *)m->owner)->ref;
+        *last_site = &((JavaObject *)m->owner)->last_site;
     }
 }
 
@@ -107,7 +124,8 @@ static PyObject *member_vectorcall(PyObject *self, PyObject *const *args, size_t
     }
     ClientObject *cl;
     p4j_ref *ref;
-    member_target(m, &cl, &ref);
+    void **last_site;
+    member_target(m, &cl, &ref, &last_site);
     if (!ref->handle) {
         PyErr_SetString(p4j_reg.Py4JError, "py4jni: this Java object was detached");
         return NULL;
@@ -125,11 +143,23 @@ static PyObject *member_vectorcall(PyObject *self, PyObject *const *args, size_t
     p4j_error err = {0};
     p4j_status st;
     p4j_client *c = cl->c;
-    Py_BEGIN_ALLOW_THREADS
-    st = c->ops->call(c, &target, m->flags, m->cname, (size_t)m->cname_len, pack.vals,
-                      (size_t)n, &out, &err);
-    Py_END_ALLOW_THREADS
+    unsigned flags = m->flags | P4J_CALL_NO_ERROR_TEXT;
+    if (c->unlock && c->ops->call_at) { /* the transport releases the GIL itself,
+                                           except for a short call */
+        if (!m->site) /* obj.method(...) makes a new JavaMember each time */
+            m->site = *last_site;
+        st = c->ops->call_at(c, &m->site, &target, flags | P4J_CALL_LOCK_HELD, m->cname,
+                             (size_t)m->cname_len, pack.vals, (size_t)n, &out, &err);
+        *last_site = __atomic_load_n(&m->site, __ATOMIC_ACQUIRE); /* may be shared */
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        st = c->ops->call(c, &target, flags, m->cname, (size_t)m->cname_len, pack.vals,
+                          (size_t)n, &out, &err);
+        Py_END_ALLOW_THREADS
+    }
     p4j_args_release(&pack);
+    if (!ref->cls && ref->handle == target.handle)
+        ref->cls = target.cls; /* keep the class lookup of the call */
     if (pinned)
         p4j_unpin(pinned);
     if (st != P4J_OK)
@@ -261,6 +291,7 @@ PyObject *p4j_wrap_ref(ClientObject *cl, p4j_kind kind, p4j_ref *ref)
     o->ref = *ref;
     o->busy = 0;
     o->parked.handle = NULL;
+    o->last_site = NULL;
     ref->handle = NULL;
     return (PyObject *)o;
 }
@@ -328,14 +359,10 @@ static PyObject *jobject_getattro(PyObject *self, PyObject *name)
     if (_PyType_Lookup(type, name))
         return PyObject_GenericGetAttr(self, name);
     if (type != &JavaObjectType) {
-        PyObject **dictptr = _PyObject_GetDictPtr(self);
-        if (dictptr && *dictptr) {
-            PyObject *v = PyDict_GetItemWithError(*dictptr, name);
-            if (v)
-                return Py_NewRef(v);
-            if (PyErr_Occurred())
-                return NULL;
-        }
+        PyObject *v;
+        int found = instance_dict_get(self, name, &v);
+        if (found)
+            return found > 0 ? v : NULL;
     }
     if (!PyUnicode_Check(name) || is_dunder(name))
         return PyObject_GenericGetAttr(self, name);
@@ -583,6 +610,7 @@ PyObject *p4j_wrap_class(ClientObject *cl, p4j_ref *ref, PyObject *fqn)
     o->members = NULL;
     o->weakreflist = NULL;
     o->vectorcall = jclass_vectorcall;
+    o->last_site = NULL;
     PyObject_GC_Track(o);
     return (PyObject *)o;
 }
@@ -822,11 +850,46 @@ PyTypeObject JavaClassType = {
 
 /* ---------------------------------------------------------------- Namespace */
 
+/* Whether a name found in the instance __dict__ of a `type` instance is the attribute
+ * (no type in its MRO has a data descriptor of a non-dunder name, which would win over
+ * the __dict__), cached per type and version tag: a change to the class is seen. */
+static int plain_names(PyTypeObject *type)
+{
+    static struct { PyTypeObject *type; unsigned int version; int plain; } seen[8];
+    static unsigned next;
+    if (!(type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG))
+        return 0; /* tagged by the next generic lookup */
+    for (size_t i = 0; i < sizeof seen / sizeof seen[0]; i++)
+        if (seen[i].type == type && seen[i].version == type->tp_version_tag)
+            return seen[i].plain;
+    int plain = 1;
+    PyObject *mro = type->tp_mro;
+    for (Py_ssize_t i = 0; mro && plain && i < PyTuple_GET_SIZE(mro); i++) {
+        PyObject *dict = ((PyTypeObject *)PyTuple_GET_ITEM(mro, i))->tp_dict;
+        PyObject *key, *value;
+        Py_ssize_t pos = 0;
+        while (plain && dict && PyDict_Next(dict, &pos, &key, &value))
+            plain = !(PyUnicode_Check(key) && !is_dunder(key) && Py_TYPE(value)->tp_descr_set);
+    }
+    unsigned slot = next++ % (sizeof seen / sizeof seen[0]);
+    seen[slot].type = type;
+    seen[slot].version = type->tp_version_tag;
+    seen[slot].plain = plain;
+    return plain;
+}
+
 /* Base of JVMView, JavaPackage and JavaGateway: attribute reads hit the instance
- * __dict__ at C speed; a miss (not a dunder) calls self._resolve(name), which may
- * store the answer in __dict__ for next time. */
+ * __dict__ at C speed (first, when no data descriptor of the class can shadow it); a
+ * miss (not a dunder) calls self._resolve(name), which may store the answer in
+ * __dict__ for next time. */
 static PyObject *ns_getattro(PyObject *self, PyObject *name)
 {
+    if (PyUnicode_CheckExact(name) && !is_dunder(name) && plain_names(Py_TYPE(self))) {
+        PyObject *v;
+        int found = instance_dict_get(self, name, &v);
+        if (found)
+            return found > 0 ? v : NULL;
+    }
     PyObject *r = PyObject_GenericGetAttr(self, name);
     if (r || !PyErr_ExceptionMatches(PyExc_AttributeError) || !PyUnicode_Check(name) ||
         is_dunder(name))

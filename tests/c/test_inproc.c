@@ -215,6 +215,98 @@ static void test_java_exception_is_captured(void **state)
     assert_null(err.throwable.handle);
 }
 
+/* P4J_CALL_NO_ERROR_TEXT: a Java exception comes as its throwable alone (no toString or
+ * getName call); a bridge error keeps its message. */
+static void test_java_exception_without_text(void **state)
+{
+    (void)state;
+    p4j_value cls, msg = str_arg("boom"), out;
+    p4j_error err = {0};
+    resolve("org.py4jni.fixtures.Thrower", &cls);
+    assert_int_equal(client->ops->call(client, &cls.ref, P4J_CALL_STATIC | P4J_CALL_NO_ERROR_TEXT,
+                                       "unchecked", 9, &msg, 1, &out, &err),
+                     P4J_ERROR);
+    assert_int_equal(err.kind, P4J_ERR_JAVA);
+    assert_null(err.message);
+    assert_null(err.java_class);
+    assert_non_null(err.throwable.handle);
+    p4j_error_clear(client, &err);
+    assert_int_equal(client->ops->call(client, &cls.ref, P4J_CALL_STATIC | P4J_CALL_NO_ERROR_TEXT,
+                                       "noSuchMethod", 12, NULL, 0, &out, &err),
+                     P4J_ERROR);
+    assert_int_equal(err.kind, P4J_ERR_BRIDGE);
+    assert_non_null(strstr(err.message, "noSuchMethod"));
+    p4j_error_clear(client, &err);
+    client->ops->release(client, &cls.ref);
+}
+
+/* The allowlist of calls that may keep the GIL: by declaring class, name and plain
+ * (primitive or String) parameters only. */
+static void test_short_call_allowlist(void **state)
+{
+    (void)state;
+    assert_true(p4jj_short_call("java.lang.Math", "max", "(JJ)J"));
+    assert_true(p4jj_short_call("java.lang.System", "currentTimeMillis", "()J"));
+    assert_true(p4jj_short_call("java.lang.StringBuilder", "append",
+                                "(Ljava/lang/String;)Ljava/lang/StringBuilder;"));
+    assert_true(p4jj_short_call("java.lang.StringBuilder", "append", "(I)Ljava/lang/StringBuilder;"));
+    /* a parameter that could be a Python proxy: toString()/charAt() may call back */
+    assert_false(p4jj_short_call("java.lang.StringBuilder", "append",
+                                 "(Ljava/lang/Object;)Ljava/lang/StringBuilder;"));
+    assert_false(p4jj_short_call("java.lang.StringBuilder", "append",
+                                 "(Ljava/lang/CharSequence;)Ljava/lang/StringBuilder;"));
+    assert_false(p4jj_short_call("java.lang.StringBuilder", "append", "([C)Ljava/lang/StringBuilder;"));
+    assert_false(p4jj_short_call("java.lang.Object", "wait", "(J)V"));            /* blocks */
+    assert_false(p4jj_short_call("java.lang.StringBuffer", "append", "(I)Ljava/lang/StringBuffer;"));
+    assert_false(p4jj_short_call("java.lang.System", "exit", "(I)V"));
+    assert_false(p4jj_short_call("java.lang.String", "matches", "(Ljava/lang/String;)Z"));
+    assert_false(p4jj_short_call("java.lang.String", "repeat", "(I)Ljava/lang/String;"));
+    assert_false(p4jj_short_call("java.lang.Thread", "sleep", "(J)V"));
+    assert_false(p4jj_short_call(NULL, "max", "(JJ)J"));
+}
+
+/* call_at: a site reused for another target class or other argument kinds resolves
+ * again instead of reusing the method it holds. */
+static void test_call_site_is_checked(void **state)
+{
+    (void)state;
+    p4j_value sbcls, lcls, sb, lst, out, text = str_arg("ab"), i7 = int_arg(7);
+    p4j_error err = {0};
+    void *site = NULL;
+    resolve("java.lang.StringBuilder", &sbcls);
+    resolve("java.util.ArrayList", &lcls);
+    assert_int_equal(client->ops->construct(client, &sbcls.ref, &text, 1, &sb, &err), P4J_OK);
+    assert_int_equal(client->ops->construct(client, &lcls.ref, NULL, 0, &lst, &err), P4J_OK);
+    assert_int_equal(client->ops->call_at(client, &site, &sb.ref, 0, "toString", 8, NULL, 0,
+                                          &out, &err), P4J_OK);
+    assert_non_null(site);
+    assert_int_equal(out.kind, P4J_STRING);
+    p4j_value_clear(&out);
+    /* the same site on an ArrayList: ArrayList.toString, not StringBuilder's */
+    assert_int_equal(client->ops->call_at(client, &site, &lst.ref, 0, "toString", 8, NULL, 0,
+                                          &out, &err), P4J_OK);
+    assert_int_equal(out.kind, P4J_STRING);
+    assert_int_equal(out.u.s.len, 2); /* "[]" */
+    p4j_value_clear(&out);
+    /* append(String) then append(int) through one site: each its own overload */
+    void *append = NULL;
+    assert_int_equal(client->ops->call_at(client, &append, &sb.ref, 0, "append", 6, &text, 1,
+                                          &out, &err), P4J_OK);
+    p4j_value_clear(&out);
+    assert_int_equal(client->ops->call_at(client, &append, &sb.ref, 0, "append", 6, &i7, 1,
+                                          &out, &err), P4J_OK);
+    p4j_value_clear(&out);
+    /* a site copied to another name: length, not append */
+    assert_int_equal(client->ops->call_at(client, &append, &sb.ref, 0, "length", 6, NULL, 0,
+                                          &out, &err), P4J_OK);
+    assert_int_equal(out.kind, P4J_INT);
+    assert_int_equal(out.u.i, 5); /* "ab" + "ab" + "7" */
+    client->ops->release(client, &sb.ref);
+    client->ops->release(client, &lst.ref);
+    client->ops->release(client, &sbcls.ref);
+    client->ops->release(client, &lcls.ref);
+}
+
 static void test_bridge_errors(void **state)
 {
     (void)state;
@@ -411,6 +503,9 @@ int main(void)
         cmocka_unit_test(test_strings_nul_and_supplementary),
         cmocka_unit_test(test_bytes_result),
         cmocka_unit_test(test_java_exception_is_captured),
+        cmocka_unit_test(test_java_exception_without_text),
+        cmocka_unit_test(test_short_call_allowlist),
+        cmocka_unit_test(test_call_site_is_checked),
         cmocka_unit_test(test_bridge_errors),
         cmocka_unit_test(test_fields),
         cmocka_unit_test(test_conversions_check_their_input),

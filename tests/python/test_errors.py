@@ -83,3 +83,36 @@ def test_keyword_arguments_are_refused(gateway):
 def test_py4j_java_error_is_a_py4j_error(thrower):
     with pytest.raises(Py4JError):
         thrower.npe()
+
+
+def test_java_error_attributes_are_py4js(gateway):
+    """The error path builds Py4JJavaError without the hook when it is not replaced and
+    makes exception_cmd on first read: the attributes stay py4j's."""
+    from py4jni.protocol import END_COMMAND_PART, EXCEPTION_COMMAND_NAME, REFERENCE_TYPE
+
+    lst = gateway.jvm.java.util.ArrayList()
+    with pytest.raises(Py4JJavaError) as info:
+        lst.get(-1)
+    err = info.value
+    assert err.errmsg == f"An error occurred while calling {lst._target_id}.get.\n"
+    assert err.args == (err.errmsg,)
+    assert err.cause is err.java_exception
+    assert err.java_exception.getClass().getName() == "java.lang.IndexOutOfBoundsException"
+    target = err.java_exception._target_id
+    assert err.exception_cmd == f"{EXCEPTION_COMMAND_NAME}{REFERENCE_TYPE}{target}\n{END_COMMAND_PART}"
+    assert "exception_cmd" in err.__dict__  # made once
+    assert not hasattr(err, "no_such_attribute")
+    with pytest.raises(AttributeError, match="no_such_attribute"):
+        err.no_such_attribute
+    assert str(err) == str(err)
+    assert str(err).startswith(err.errmsg + ": java.lang.IndexOutOfBoundsException")
+
+
+def test_java_error_of_a_constructor_and_a_static_call(gateway):
+    with pytest.raises(Py4JJavaError) as info:
+        gateway.jvm.java.lang.Integer.parseInt("x")
+    assert info.value.errmsg == "An error occurred while calling z:java.lang.Integer.parseInt.\n"
+    assert "NumberFormatException" in str(info.value)
+    with pytest.raises(Py4JJavaError) as info:
+        gateway.jvm.java.util.ArrayList(-1)
+    assert "IllegalArgumentException" in str(info.value)

@@ -201,7 +201,7 @@ def test_transport_capabilities_drive_the_binding(gateway):
     from py4jni import _py4jni
     client = gateway._gateway_client
     inproc_only = (_py4jni.CAP_SHARED_REFS | _py4jni.CAP_CLASS_ARG | _py4jni.CAP_CALLBACKS |
-                   _py4jni.CAP_NATIVES | _py4jni.CAP_BUFFERS)
+                   _py4jni.CAP_NATIVES | _py4jni.CAP_BUFFERS | _py4jni.CAP_LOCK_HELD)
     assert gateway._transport.mode == client.kind
     if client.kind == "inproc":
         assert client.caps == inproc_only and client.bulk

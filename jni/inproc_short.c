@@ -1,0 +1,83 @@
+/* jni/inproc_short.c - which resolved methods are "short calls": a caller holding the
+ * Python GIL may keep it across them (P4J_CALL_LOCK_HELD).
+ *
+ * Keeping the GIL around a Java call is safe only when the call can neither block nor
+ * call back into Python: a Java thread that waits for something (a monitor, I/O,
+ * another thread, a class being initialised elsewhere) held by a thread that waits for
+ * the GIL would deadlock, and a long call would starve every other Python thread. No
+ * test at run time can tell that beforehand, so the answer is a short allowlist of JDK
+ * methods that take no lock, do no I/O, load no user class and call no user code:
+ * java.lang.Math and StrictMath, System.currentTimeMillis/nanoTime, StringBuilder (not
+ * StringBuffer: synchronized) and a few pure methods of String and the boxes. The rule
+ * is on the class that *declares* the resolved method, so Object.wait() on a
+ * StringBuilder is not short, and every parameter must be a primitive or a String
+ * (nothing that could be a Python proxy, e.g. append(CharSequence) or append(Object)).
+ * Methods whose time grows without bound with an argument (String.repeat, regular
+ * expressions) are left out; the caller also bounds the length of String arguments.
+ * GC and safepoints need no GIL: threads waiting for the GIL are in native code and
+ * count as stopped. That holds as long as no thread waits for the GIL inside a JNI
+ * critical region (Get*Critical, which would hold GC off): py4jni uses none; keep it so.
+ */
+#include <stdbool.h>
+#include <string.h>
+
+#include "inproc_internal.h"
+
+/* Declaring class -> its short methods ("*": every method of the class). */
+static const struct {
+    const char *cls;
+    const char *const *methods;
+} allow[] = {
+    {"java.lang.Math", (const char *const[]){"*", NULL}},
+    {"java.lang.StrictMath", (const char *const[]){"*", NULL}},
+    {"java.lang.System", (const char *const[]){"currentTimeMillis", "nanoTime", NULL}},
+    {"java.lang.StringBuilder", (const char *const[]){"*", NULL}},
+    {"java.lang.AbstractStringBuilder", (const char *const[]){"*", NULL}},
+    {"java.lang.String",
+     (const char *const[]){"length", "isEmpty", "charAt", "codePointAt", "substring",
+                           "indexOf", "lastIndexOf", "startsWith", "endsWith", "concat",
+                           "hashCode", "compareTo", "compareToIgnoreCase",
+                           "equalsIgnoreCase", "toString", "trim", "strip", "isBlank",
+                           "valueOf", NULL}},
+    {"java.lang.Integer",
+     (const char *const[]){"parseInt", "valueOf", "toString", "toHexString", "compare",
+                           "hashCode", "intValue", "longValue", "doubleValue", NULL}},
+    {"java.lang.Long",
+     (const char *const[]){"parseLong", "valueOf", "toString", "toHexString", "compare",
+                           "hashCode", "intValue", "longValue", "doubleValue", NULL}},
+    {"java.lang.Double",
+     (const char *const[]){"parseDouble", "valueOf", "toString", "compare", "hashCode",
+                           "isNaN", "isInfinite", "doubleValue", NULL}},
+};
+
+/* True when every parameter of method descriptor `sig` is a primitive or a String. */
+static bool plain_parameters(const char *sig)
+{
+    if (sig[0] != '(')
+        return false;
+    for (const char *p = sig + 1; *p && *p != ')';) {
+        if (strchr("ZBCSIJFD", *p)) {
+            p++;
+        } else if (strncmp(p, "Ljava/lang/String;", 18) == 0) {
+            p += 18;
+        } else {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool p4jj_short_call(const char *decl, const char *name, const char *sig)
+{
+    if (!decl || !plain_parameters(sig))
+        return false;
+    for (size_t i = 0; i < sizeof allow / sizeof allow[0]; i++) {
+        if (strcmp(allow[i].cls, decl) != 0)
+            continue;
+        for (const char *const *m = allow[i].methods; *m; m++)
+            if (strcmp(*m, "*") == 0 || strcmp(*m, name) == 0)
+                return true;
+        return false;
+    }
+    return false;
+}

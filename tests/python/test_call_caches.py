@@ -1,0 +1,207 @@
+"""The per-call fast paths: the GIL kept for allowlisted short calls and released for
+every other call, and the caches of resolved members (right overload every time)."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from py4jni import Py4JError, Py4JJavaError
+
+
+def run_threads(work, arg_tuples) -> None:
+    """Runs work(*args) on one thread per tuple, all at once, and waits for them."""
+    threads = [threading.Thread(target=work, args=args) for args in arg_tuples]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+@pytest.mark.inproc_only("the GIL handoff of in-process calls")
+def test_a_blocking_call_releases_the_gil(gateway):
+    """Thread.sleep is no short call: while one thread sleeps in Java, another runs
+    Python and sees it sleeping (impossible if the sleeping call kept the GIL)."""
+    jvm = gateway.jvm
+    box: dict = {}
+    started = threading.Event()
+
+    def sleeper():
+        box["thread"] = jvm.java.lang.Thread.currentThread()
+        started.set()
+        try:
+            jvm.java.lang.Thread.sleep(20000)
+        except Py4JJavaError as exc:
+            box["error"] = exc
+
+    worker = threading.Thread(target=sleeper)
+    worker.start()
+    started.wait()
+    seen = False
+    while worker.is_alive() and not seen:
+        seen = box["thread"].getState().toString() == "TIMED_WAITING"
+    box["thread"].interrupt()
+    worker.join()
+    assert seen
+    assert "InterruptedException" in str(box["error"])
+
+
+def test_short_calls_from_threads_give_their_own_results(gateway):
+    """Allowlisted calls (StringBuilder.append, Math, System) run with the GIL kept:
+    several threads calling them at once still get exactly their own results."""
+    jvm = gateway.jvm
+    errors: list = []
+
+    def work(k: int) -> None:
+        try:
+            sb = jvm.java.lang.StringBuilder()
+            for i in range(300):
+                assert sb.append(k) == sb  # the same Java object
+                sb.append("-")
+                assert jvm.java.lang.Math.max(i, k) == max(i, k)
+                assert jvm.java.lang.System.currentTimeMillis() > 0
+            assert sb.toString() == f"{k}-" * 300
+            assert sb.length() == len(f"{k}-") * 300
+        except BaseException as exc:  # reported by the main thread
+            errors.append(exc)
+
+    run_threads(work, [(k,) for k in range(6)])
+    assert errors == []
+
+
+def test_short_call_errors_and_long_strings(gateway):
+    sb = gateway.jvm.java.lang.StringBuilder("abc")
+    with pytest.raises(Py4JJavaError, match="IndexOutOfBounds"):
+        sb.charAt(10)  # an allowlisted call that throws
+    big = "x" * 100_000  # past the short-call bound: the same call with the GIL released
+    assert sb.append(big).length() == 100_003
+    assert gateway.jvm.java.lang.String.valueOf(7) == "7"
+
+
+def test_wait_on_a_string_builder_is_not_short(gateway):
+    """Object.wait is declared by Object, not StringBuilder: it stays a released call
+    (here it fails at once: the monitor is not held)."""
+    sb = gateway.jvm.java.lang.StringBuilder()
+    with pytest.raises(Py4JJavaError, match="IllegalMonitorState"):
+        sb.wait(1)
+
+
+@pytest.fixture
+def fx(gateway):
+    return gateway.jvm.org.py4jni.fixtures
+
+
+def test_bound_member_picks_the_overload_of_each_call(gateway, fx):
+    """One JavaMember (one call site) called with other argument types resolves the
+    overload for each: its cached method applies only to the types it was resolved for."""
+    ov = fx.Overloads()
+    sb = gateway.jvm.java.lang.StringBuilder("q")
+    lst = gateway.jvm.java.util.ArrayList()
+    obj = ov.obj
+    args = ["s", sb, lst, 1, "t", sb, None, lst, 2.5, "u"]
+    fresh = [ov.obj(a) for a in args]  # a new JavaMember per call
+    assert fresh[:4] == ["String", "CharSequence", "Object", "Object"]
+    assert [obj(a) for a in args] == fresh
+    assert [obj(a) for a in reversed(args)] == list(reversed(fresh))
+    ref = ov.ref  # same letter, other classes: the class of the argument decides
+    base, derived, more = fx.Base(), fx.Derived(), fx.MoreDerived()
+    assert [ref(base), ref(derived), ref(more), ref(base)] == ["Base", "Derived", "Derived", "Base"]
+    int_long = ov.intLong
+    assert [int_long(1), int_long(2**40), int_long(3)] == ["int", "long", "int"]
+    null_prim = ov.nulPrim
+    assert [null_prim(1), null_prim("x"), null_prim(None), null_prim(2)] == [
+        ov.nulPrim(1), ov.nulPrim("x"), ov.nulPrim(None), ov.nulPrim(2)]
+
+
+def test_methods_of_one_object_in_turn(gateway, fx):
+    """obj.method(...) starts from the object's last call site: each call still runs the
+    method of its own name and overload."""
+    sb = gateway.jvm.java.lang.StringBuilder()
+    ov = fx.Overloads()
+    for i in range(5):
+        assert sb.append(i) == sb
+        assert sb.length() == 2 * i + 1
+        assert sb.append("-") == sb
+        assert sb.indexOf("-") == 1
+        assert (ov.obj("s"), ov.intOnly(i), ov.obj(sb), ov.intLong(i)) == (
+            "String", "int", "CharSequence", "int")
+    assert sb.toString() == "0-1-2-3-4-"
+    system, math = gateway.jvm.java.lang.System, gateway.jvm.java.lang.Math
+    for _ in range(3):
+        assert (system.currentTimeMillis() > 0, system.nanoTime() != 0) == (True, True)
+        assert (math.max(1, 2), math.min(1, 2), math.abs(-3)) == (2, 1, 3)
+
+
+def test_same_name_on_other_classes(gateway, fx):
+    """Members of one name on different classes never share a resolved method."""
+    base, derived = fx.Base(), fx.Derived()
+    fb, fd = base.overridden, derived.overridden
+    for _ in range(3):
+        assert (fb(), fd()) == (base.overridden(), derived.overridden())
+    assert fb() != fd()
+    jvm = gateway.jvm
+    assert jvm.java.lang.Math.max(2, 3) == 3
+    assert jvm.java.lang.Integer.max(2, 3) == 3
+    assert jvm.java.lang.Math.max(2.5, 1.0) == 2.5
+    sb, lst = jvm.java.lang.StringBuilder("ab"), jvm.java.util.ArrayList()
+    lst.add("x")
+    assert (sb.toString(), lst.toString()) == ("ab", "[x]")
+    assert (sb.length(), lst.size()) == (2, 1)
+
+
+def test_bound_member_shared_by_threads_with_other_types(fx):
+    ov = fx.Overloads()
+    obj = ov.obj
+    sb = fx.Overloads()  # an Object argument
+    wrong: list = []
+
+    def work(arg, want):
+        for _ in range(300):
+            got = obj(arg)
+            if got != want:
+                wrong.append((arg, got))
+
+    run_threads(work, [("s", "String"), (sb, "Object"), (7, "Object"), ("t", "String")])
+    assert wrong == []
+
+
+def test_cached_member_of_a_detached_object_raises(gateway):
+    sb = gateway.jvm.java.lang.StringBuilder()
+    append = sb.append
+    append(1)
+    gateway.detach(sb)
+    with pytest.raises(Py4JError, match="detached"):
+        append(2)
+    with pytest.raises(Py4JError, match="detached"):
+        sb.append(3)
+
+
+
+def test_namespace_reads_its_dict_unless_the_class_shadows_it():
+    """Namespaces (JVMView, JavaPackage) read cached names from __dict__ first; a data
+    descriptor added to the class later still wins, as in any Python object."""
+    from py4jni import _py4jni
+
+    class NS(_py4jni.Namespace):
+        def _resolve(self, name):
+            self.__dict__[name] = name.upper()
+            return name.upper()
+
+    ns = NS()
+    assert ns.abc == "ABC"  # resolved
+    assert ns.abc == "ABC"  # from __dict__
+    NS.abc = property(lambda self: "property")
+    assert ns.abc == "property"
+    del NS.abc
+    assert ns.abc == "ABC"
+    NS.abc = lambda self: "method"  # not a data descriptor: the instance __dict__ wins
+    assert ns.abc == "ABC"
+    with pytest.raises(AttributeError):
+        ns.__no_such_dunder__
+
+
+def test_whole_name_chain_is_cached(gateway):
+    jvm = gateway.jvm
+    assert jvm.java.lang.System is jvm.java.lang.System
+    assert jvm.java.lang is jvm.java.lang
+    assert jvm.java.lang.System.currentTimeMillis() > 0
