@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fault.h"
@@ -26,6 +27,16 @@ static char *started_options;      /* the other options it was created with, joi
 static pthread_key_t detach_key;
 static long global_count;
 static char *start_failure;        /* why JNI_CreateJavaVM failed: no second try */
+static p4j_jvm_start_times times;  /* written by the one start, under start_lock */
+
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+const p4j_jvm_start_times *p4j_jvm_start_times_get(void) { return &times; }
 
 /* JNI_CreateJavaVM runs on a thread of its own (the `java` launcher does the same).
  * HotSpot ends the process from some start failures (-Xmx1k, an agent that does not
@@ -88,12 +99,16 @@ static void *create_main(void *p)
 {
     create_job *job = p;
     JNIEnv *env = NULL;
+    times.create_called = now_ns();
     job->rc = job->create(&the_vm, (void **)&env, job->args);
+    times.created = now_ns();
     __atomic_store_n(&creating, 0, __ATOMIC_RELEASE);
     job->returned = true;
     if (job->rc == JNI_OK) {
-        job->ready = p4j_classes_init(env, job->err) == P4J_OK &&
-                     exit_hook_install(env, job->err) == P4J_OK;
+        if (p4j_classes_init(env, job->err) == P4J_OK) {
+            times.classes = now_ns();
+            job->ready = exit_hook_install(env, job->err) == P4J_OK;
+        }
         (*the_vm)->DetachCurrentThread(the_vm); /* callers attach on first use */
     }
     return NULL;
@@ -360,12 +375,14 @@ static char *join_options(const p4j_jvm_options *o)
 
 static p4j_status create_vm(const p4j_jvm_options *o, char *cp, p4j_error *err)
 {
+    times.begin = now_ns();
     char found[PATH_MAX + 2048];
     if (!p4j_jvm_find_libjvm(o->libjvm_path, found, sizeof found))
         return p4j_error_set(err, P4J_ERR_BRIDGE, "%s", found);
     void *lib = dlopen(found, RTLD_NOW | RTLD_GLOBAL);
     if (!lib)
         return p4j_error_set(err, P4J_ERR_BRIDGE, "cannot load %s: %s", found, dlerror());
+    times.libjvm_loaded = now_ns();
     create_vm_fn create = (create_vm_fn)dlsym(lib, "JNI_CreateJavaVM");
     created_vms_fn created = (created_vms_fn)dlsym(lib, "JNI_GetCreatedJavaVMs");
     if (!create || !created)
@@ -413,6 +430,7 @@ static p4j_status create_vm(const p4j_jvm_options *o, char *cp, p4j_error *err)
     }
     pthread_key_create(&detach_key, detach_thread);
     pthread_atfork(NULL, NULL, on_fork_child);
+    times.ready = now_ns();
     return P4J_OK;
 }
 
