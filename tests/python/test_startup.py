@@ -30,16 +30,51 @@ def test_import_py4jni_leaves_heavy_modules_unloaded() -> None:
 
 
 def test_first_gateway_and_call_leave_heavy_modules_unloaded(tmp_path, monkeypatch) -> None:
-    """What the first in-process gateway and call need is loaded; the switch, the
-    socket transport's callbacks, inspect and traceback wait for their first use."""
+    """What the first in-process gateway and call need is loaded (the collection
+    wrappers); the switch, the callbacks module (no callback setting was given),
+    weakref, the socket transport's callbacks, inspect and traceback wait for their
+    first use."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # the child's archive goes there
     loaded = _loaded_by("import py4jni\n"
                         "gw = py4jni.JavaGateway()\n"
                         "gw.jvm.java.lang.System.currentTimeMillis()")
-    heavy = set(HEAVY) - {"py4jni.java_collections", "py4jni.callbacks", "weakref"}
-    heavy |= {"inspect", "traceback", "importlib.abc", "py4jni._switch"}
-    assert "py4jni.callbacks" in loaded
+    heavy = set(HEAVY) - {"py4jni.java_collections"}
+    heavy |= {"inspect", "traceback", "importlib.abc", "py4jni._switch", "zlib", "operator"}
+    assert "py4jni.java_collections" in loaded
     assert not loaded & heavy, sorted(loaded & heavy)
+
+
+def test_parts_left_out_of_start_up_work_when_first_used_on_a_java_thread(
+        tmp_path, monkeypatch) -> None:
+    """A default gateway imports neither py4jni.callbacks nor weakref; both load on
+    first use from a callback on a Java thread: the traceback of a failing callback,
+    and the class cache of the collections (ListConverter)."""
+    from conftest import fixtures_jar
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    code = (
+        "import sys\n"
+        "from py4jni import JavaGateway, ListConverter, Py4JJavaError\n"
+        f"gw = JavaGateway(classpath={fixtures_jar()!r})\n"
+        "assert 'py4jni.callbacks' not in sys.modules and 'weakref' not in sys.modules\n"
+        "sizes = []\n"
+        "class R:\n"
+        "    def run(self):\n"
+        "        made = ListConverter().convert([1, 2, 2], gw._gateway_client)\n"
+        "        sizes.append(made.count(2))  # Collections.frequency, through the cache\n"
+        "        raise ValueError('raised on a Java thread')\n"
+        "    class Java:\n"
+        "        implements = ['java.lang.Runnable']\n"
+        "try:\n"
+        "    gw.jvm.org.py4jni.fixtures.Callbacks.runOnThread(R())\n"
+        "except Py4JJavaError as e:\n"
+        "    text = str(e)\n"
+        "assert sizes == [2], sizes\n"
+        "assert 'ValueError: raised on a Java thread' in text, text\n"
+        "assert 'py4jni.callbacks' in sys.modules and 'weakref' in sys.modules\n"
+        "print('ok')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr
 
 
 def test_lazy_names_still_resolve() -> None:
