@@ -85,6 +85,7 @@ static void JNICALL vm_exit_hook(jint code)
 }
 
 static p4j_status exit_hook_install(JNIEnv *env, p4j_error *err);
+static void warmup_begin(JNIEnv *env);
 
 typedef struct create_job {
     create_vm_fn create;
@@ -108,6 +109,8 @@ static void *create_main(void *p)
         if (p4j_classes_init(env, job->err) == P4J_OK) {
             times.classes = now_ns();
             job->ready = exit_hook_install(env, job->err) == P4J_OK;
+            if (job->ready)
+                warmup_begin(env);
         }
         (*the_vm)->DetachCurrentThread(the_vm); /* callers attach on first use */
     }
@@ -167,6 +170,24 @@ static p4j_status exit_hook_install(JNIEnv *env, p4j_error *err)
     if (failed)
         return P4J_ERROR;
     return install ? P4J_OK : p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: no PythonExit.install");
+}
+
+/* Starts org.py4jni.StartWarmup (a daemon thread opening the class path and loading
+ * the first call's reflection while Python goes on), unless PY4JNI_START_WARMUP=0;
+ * optional: failures are ignored. */
+static void warmup_begin(JNIEnv *env)
+{
+    const char *knob = getenv("PY4JNI_START_WARMUP");
+    if (knob && strcmp(knob, "0") == 0)
+        return;
+    jclass cls = (*env)->FindClass(env, "org/py4jni/StartWarmup");
+    jmethodID begin = cls ? (*env)->GetStaticMethodID(env, cls, "begin", "()V") : NULL;
+    if (begin)
+        (*env)->CallStaticVoidMethod(env, cls, begin);
+    (*env)->ExceptionCheck(env); /* -Xcheck:jni: checked before the clear */
+    (*env)->ExceptionClear(env);
+    if (cls)
+        (*env)->DeleteLocalRef(env, cls);
 }
 
 p4j_status p4j_jvm_run_shutdown_hooks(p4j_error *err)

@@ -2,6 +2,9 @@
 
     python perf/cold_start.py [-n 20] [--config NAME=OPT,OPT ...] [--classpath CP]
 
+(an OPT of the form ``env:VAR=VALUE`` sets the child's environment instead, e.g.
+``--config nocds=env:PY4JNI_CDS=0``)
+
 Each repetition spawns a fresh ``python`` that imports py4jni, makes a default
 ``JavaGateway()`` (with the config's ``jvm_options``) and calls
 ``System.currentTimeMillis()`` once, printing monotonic time stamps: its own, the JVM
@@ -94,6 +97,12 @@ def source(options: list[str], classpath: str | None) -> str:
 
 def run_once(options: list[str], classpath: str | None, env: dict[str, str]) -> dict:
     """One fresh process; its stamps with "spawn" added (ns)."""
+    env = dict(env)
+    for o in options:
+        if o.startswith("env:"):
+            var, _, value = o[4:].partition("=")
+            env[var] = value
+    options = [o for o in options if not o.startswith("env:")]
     spawn = time.monotonic_ns()
     r = subprocess.run([sys.executable, "-c", source(options, classpath)], env=env,
                        capture_output=True, timeout=120)

@@ -250,3 +250,31 @@ def test_archive_of_another_jdk_is_ignored(tmp_path) -> None:
     assert _archive(cache, other, wait=0)
     r = _run(cache, args=f"libjvm={other!r}")
     assert "cds" not in (r.stdout + r.stderr).lower()
+
+
+# ---- the start-up warm-up thread (java/org/py4jni/StartWarmup.java) ------------------
+
+def test_start_warmup_runs_beside_the_first_call_and_can_be_turned_off(tmp_path) -> None:
+    """The daemon thread starts with the JVM (its class loads), the first calls work
+    while it runs, and PY4JNI_START_WARMUP=0 leaves it out."""
+    import os
+    cache, log = str(tmp_path), str(tmp_path / "classes.log")
+    calls = ("jvm_options=['-Xlog:class+load:file=" + log + "'])\n"
+             "assert gw.jvm.java.util.ArrayList().size() == 0\n"
+             "assert gw.jvm.java.lang.String.valueOf(12) == '12'\n"
+             "assert isinstance(gw.jvm.no.such.Name, type(gw.jvm.java))\n"
+             "gw2 = JavaGateway(")
+    _run(cache, args=calls)
+    with open(log) as f:
+        loaded = f.read()
+    assert " org.py4jni.StartWarmup " in loaded
+    os.unlink(log)
+    _run(cache, args=calls, env={"PY4JNI_START_WARMUP": "0"})
+    with open(log) as f:
+        assert " org.py4jni.StartWarmup " not in f.read()
+
+
+def test_start_warmup_is_clean_under_check_jni(tmp_path) -> None:
+    """-Xcheck:jni reports nothing about the start-up path (warm-up included)."""
+    r = _run(str(tmp_path), args="check_jni=True")
+    assert "WARNING" not in r.stderr and "FATAL" not in r.stderr, r.stderr
