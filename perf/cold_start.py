@@ -3,7 +3,8 @@
     python perf/cold_start.py [-n 20] [--config NAME=OPT,OPT ...] [--classpath CP]
 
 (an OPT of the form ``env:VAR=VALUE`` sets the child's environment instead, e.g.
-``--config nocds=env:PY4JNI_CDS=0``)
+``--config nocds=env:PY4JNI_CDS=0``, or ``--config base=env:PYTHONPATH=<other build>/python``
+to compare two builds of py4jni)
 
 Each repetition spawns a fresh ``python`` that imports py4jni, makes a default
 ``JavaGateway()`` (with the config's ``jvm_options``) and calls
@@ -11,7 +12,7 @@ Each repetition spawns a fresh ``python`` that imports py4jni, makes a default
 start's (``_py4jni._start_times()``, taken in jni/jvm.c) and around the Python steps of
 ``JavaGateway()`` (the CDS decision, the client). Configs run interleaved (round
 robin), so that the machine's drift falls on all of them alike; the table gives each
-phase's median and [min-max] per config. Before measuring, one unmeasured start per
+phase's median, lower quartile and [min-max] per config. Before measuring, one unmeasured start per
 config makes the class-data-sharing archive (py4jni/_cds.py) and waits for it, as
 bench.py does for COLD-full. The child's environment drops PYTHONDONTWRITEBYTECODE so
 that py4jni's modules load from .pyc files, as an installed package does.
@@ -53,7 +54,7 @@ gateway.jvm.java.lang.System.currentTimeMillis()
 __t1 = __time.monotonic_ns()
 import json
 print("P4JCOLD " + json.dumps({"start": __ts, "import": __ti, "gw0": __tg, "ready": __tr,
-                               "first": __t1, "jvm": _py4jni._start_times(), **__marks}),
+                               "first": __t1, "jvm": getattr(_py4jni, "_start_times", dict)(), **__marks}),
       flush=True)
 import os
 os._exit(0)
@@ -64,6 +65,7 @@ os._exit(0)
 PHASES = [
     ("python start", "spawn", "start"),
     ("import py4jni", "start", "import"),
+    ("JavaGateway()", "gw0", "ready"),
     ("gateway: Python before the JVM", "gw0", "jvm.begin"),
     ("  of which the CDS decision", "cds0", "cds1"),
     ("find + dlopen libjvm", "jvm.begin", "jvm.libjvm_loaded"),
@@ -95,14 +97,19 @@ def source(options: list[str], classpath: str | None) -> str:
     return CHILD.replace("OPTIONS", repr(options)).replace("CLASSPATH", repr(classpath))
 
 
-def run_once(options: list[str], classpath: str | None, env: dict[str, str]) -> dict:
-    """One fresh process; its stamps with "spawn" added (ns)."""
+def split_config(options: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """A config's JVM options, and ``env`` with its ``env:VAR=VALUE`` settings."""
     env = dict(env)
     for o in options:
         if o.startswith("env:"):
             var, _, value = o[4:].partition("=")
             env[var] = value
-    options = [o for o in options if not o.startswith("env:")]
+    return [o for o in options if not o.startswith("env:")], env
+
+
+def run_once(options: list[str], classpath: str | None, env: dict[str, str]) -> dict:
+    """One fresh process; its stamps with "spawn" added (ns)."""
+    options, env = split_config(options, env)
     spawn = time.monotonic_ns()
     r = subprocess.run([sys.executable, "-c", source(options, classpath)], env=env,
                        capture_output=True, timeout=120)
@@ -136,10 +143,18 @@ def median(xs: list[float]) -> float:
     return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
 
 
+def quartile(xs: list[float]) -> float:
+    """The lower quartile: on a shared machine, closer than the median to what a
+    process costs when it is not preempted."""
+    s = sorted(xs)
+    return s[(len(s) - 1) // 4]
+
+
 def prime(options: list[str], classpath: str | None, env: dict[str, str]) -> None:
     """One unmeasured start (it makes the CDS archive in the background), then waits up
     to 60 s for the archive."""
     run_once(options, classpath, env)
+    env = split_config(options, env)[1]
     wait = ("import time\nfrom py4jni import _cds, _py4jni, helper_jar_path\n"
             "key = _cds.archive_key(helper_jar_path(), _py4jni.find_libjvm(None))\n"
             "end = time.monotonic() + 60\n"
@@ -172,14 +187,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.n} processes per config, interleaved; load average after: "
           f"{load[0]:.1f} {load[1]:.1f} {load[2]:.1f} ({os.cpu_count()} CPUs)")
     labels = [label for label in runs[configs[0][0]][0]]
-    head = "| phase (ms, median [min-max]) | " + " | ".join(n for n, _ in configs) + " |"
+    head = ("| phase (ms: median, lower quartile, [min-max]) | " +
+            " | ".join(n for n, _ in configs) + " |")
     print(head)
     print("|---" * (len(configs) + 1) + "|")
     for label in labels:
         cells = []
         for name, _ in configs:
             xs = [r[label] for r in runs[name] if label in r]
-            cells.append(f"{median(xs):.2f} [{min(xs):.1f}-{max(xs):.1f}]" if xs else "-")
+            cells.append(f"{median(xs):.2f}, {quartile(xs):.2f} [{min(xs):.1f}-{max(xs):.1f}]"
+                         if xs else "-")
         print(f"| {label} | " + " | ".join(cells) + " |")
     if args.json:
         with open(args.json, "w") as f:
