@@ -12,6 +12,14 @@ HEAVY = ["typing", "threading", "re", "collections", "decimal", "logging", "subp
          "py4jni.java_collections", "py4jni.callbacks", "py4jni.socket_callbacks"]
 
 
+def _python(code: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Runs ``code`` in a fresh interpreter and checks that it exited 0."""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=timeout)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r
+
+
 def _loaded_by(code: str) -> set[str]:
     """The modules a fresh interpreter holds after running ``code`` that it did not
     hold before."""
@@ -72,9 +80,7 @@ def test_parts_left_out_of_start_up_work_when_first_used_on_a_java_thread(
         "assert 'ValueError: raised on a Java thread' in text, text\n"
         "assert 'py4jni.callbacks' in sys.modules and 'weakref' in sys.modules\n"
         "print('ok')\n")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       timeout=120)
-    assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr
+    assert "ok" in _python(code).stdout
 
 
 def test_lazy_names_still_resolve() -> None:
@@ -177,9 +183,7 @@ def test_users_own_cds_options_are_left_alone_and_later_gateways_join() -> None:
             "                              False) == []\n"
             "assert _cds.options_for_start(helper_jar_path(), None, ['-Xmx64m'], True,\n"
             "                              False) == []  # decided once per process\n")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       timeout=60)
-    assert r.returncode == 0, r.stderr
+    _python(code, timeout=60)
 
 
 def test_later_gateways_join_a_jvm_started_with_the_archive(tmp_path) -> None:
