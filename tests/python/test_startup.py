@@ -54,13 +54,15 @@ def test_first_gateway_and_call_leave_heavy_modules_unloaded(tmp_path, monkeypat
 
 def test_parts_left_out_of_start_up_work_when_first_used_on_a_java_thread(
         tmp_path, monkeypatch) -> None:
-    """A default gateway imports neither py4jni.callbacks nor weakref; both load on
-    first use from a callback on a Java thread: the traceback of a failing callback,
-    and the class cache of the collections (ListConverter)."""
+    """A default gateway imports neither py4jni.callbacks nor weakref, nor resolves
+    BigDecimal; each is made on first use from a callback on a Java thread: the
+    traceback of a failing callback, the class cache of the collections
+    (ListConverter), a Decimal argument (and its overload check)."""
     from conftest import fixtures_jar
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     code = (
         "import sys\n"
+        "from decimal import Decimal\n"
         "from py4jni import JavaGateway, ListConverter, Py4JJavaError\n"
         f"gw = JavaGateway(classpath={fixtures_jar()!r})\n"
         "assert 'py4jni.callbacks' not in sys.modules and 'weakref' not in sys.modules\n"
@@ -69,6 +71,8 @@ def test_parts_left_out_of_start_up_work_when_first_used_on_a_java_thread(
         "    def run(self):\n"
         "        made = ListConverter().convert([1, 2, 2], gw._gateway_client)\n"
         "        sizes.append(made.count(2))  # Collections.frequency, through the cache\n"
+        "        sb = gw.jvm.java.lang.StringBuilder()\n"
+        "        sizes.append(str(sb.append(Decimal('1.50'))))  # append(Object): a BigDecimal\n"
         "        raise ValueError('raised on a Java thread')\n"
         "    class Java:\n"
         "        implements = ['java.lang.Runnable']\n"
@@ -76,7 +80,7 @@ def test_parts_left_out_of_start_up_work_when_first_used_on_a_java_thread(
         "    gw.jvm.org.py4jni.fixtures.Callbacks.runOnThread(R())\n"
         "except Py4JJavaError as e:\n"
         "    text = str(e)\n"
-        "assert sizes == [2], sizes\n"
+        "assert sizes == [2, '1.50'], sizes\n"
         "assert 'ValueError: raised on a Java thread' in text, text\n"
         "assert 'py4jni.callbacks' in sys.modules and 'weakref' in sys.modules\n"
         "print('ok')\n")
@@ -282,3 +286,12 @@ def test_start_warmup_is_clean_under_check_jni(tmp_path) -> None:
     """-Xcheck:jni reports nothing about the start-up path (warm-up included)."""
     r = _run(str(tmp_path), args="check_jni=True")
     assert "WARNING" not in r.stderr and "FATAL" not in r.stderr, r.stderr
+
+
+def test_start_up_and_first_call_leave_big_decimal_uninitialised(tmp_path) -> None:
+    """BigDecimal's static initialiser (~1 ms) waits for the first Decimal argument."""
+    log = tmp_path / "init.log"
+    _run(str(tmp_path), args=f"jvm_options=['-Xlog:class+init=info:file={log}']")
+    text = log.read_text()
+    assert "'org/py4jni/Bridge'" in text  # the log covers py4jni's start-up
+    assert "java/math/BigDecimal" not in text
