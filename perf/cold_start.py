@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -107,9 +108,16 @@ def split_config(options: list[str], env: dict[str, str]) -> tuple[list[str], di
     return [o for o in options if not o.startswith("env:")], env
 
 
-def run_once(options: list[str], classpath: str | None, env: dict[str, str]) -> dict:
-    """One fresh process; its stamps with "spawn" added (ns)."""
+CREATE_VM = re.compile(r"\[startuptime\] Create VM, ([0-9.]+) secs")
+
+
+def run_once(options: list[str], classpath: str | None, env: dict[str, str],
+             hotspot_log: bool = False) -> dict:
+    """One fresh process; its stamps with "spawn" added (ns), and with ``hotspot_log``
+    "hotspot_create": JNI_CreateJavaVM as HotSpot times it (-Xlog:startuptime)."""
     options, env = split_config(options, env)
+    if hotspot_log:
+        options = [*options, "-Xlog:startuptime"]
     spawn = time.monotonic_ns()
     r = subprocess.run([sys.executable, "-c", source(options, classpath)], env=env,
                        capture_output=True, timeout=120)
@@ -121,6 +129,9 @@ def run_once(options: list[str], classpath: str | None, env: dict[str, str]) -> 
     flat = {k: v for k, v in data.items() if k != "jvm"}
     flat.update({"jvm." + k: v for k, v in data["jvm"].items()})
     flat["spawn"] = spawn
+    m = CREATE_VM.search(r.stdout.decode(errors="replace"))
+    if m:
+        flat["hotspot_create"] = int(float(m.group(1)) * 1e9)
     return flat
 
 
@@ -130,10 +141,11 @@ def phases(stamps: dict) -> dict[str, float]:
     for label, a, b in PHASES:
         if stamps.get(a) and stamps.get(b):
             out[label] = (stamps[b] - stamps[a]) / 1e6
-    if stamps.get("jvm.create_called") and stamps.get("jvm.created"):
-        create = stamps["jvm.created"] - stamps["jvm.create_called"]
-        out["helper init (report's: bridge up - create)"] = (
-            stamps["ready"] - stamps["import"] - create) / 1e6
+    create = stamps.get("hotspot_create")
+    if create:  # perf/bench.py's split of bridge up (JavaGateway())
+        out["JVM create (HotSpot's Create VM)"] = create / 1e6
+        out["helper init (report's: JavaGateway() - Create VM)"] = (
+            stamps["ready"] - stamps["gw0"] - create) / 1e6
     return out
 
 
@@ -171,6 +183,10 @@ def main(argv: list[str] | None = None) -> int:
                         "one config 'default' with no options)")
     p.add_argument("--classpath", default=None)
     p.add_argument("--json", help="write every repetition's phases here")
+    p.add_argument("--hotspot-create", action="store_true",
+                   help="add -Xlog:startuptime and the report's split (JVM create as "
+                        "HotSpot times it, helper init the rest of JavaGateway()); works "
+                        "for builds without _start_times too")
     args = p.parse_args(argv)
     configs = []
     for c in args.config or ["default="]:
@@ -182,11 +198,14 @@ def main(argv: list[str] | None = None) -> int:
     runs: dict[str, list[dict[str, float]]] = {name: [] for name, _ in configs}
     for _ in range(args.n):
         for name, opts in configs:
-            runs[name].append(phases(run_once(opts, args.classpath, env)))
+            runs[name].append(phases(run_once(opts, args.classpath, env,
+                                              args.hotspot_create)))
     load = os.getloadavg()
     print(f"{args.n} processes per config, interleaved; load average after: "
           f"{load[0]:.1f} {load[1]:.1f} {load[2]:.1f} ({os.cpu_count()} CPUs)")
-    labels = [label for label in runs[configs[0][0]][0]]
+    seen = {label for rs in runs.values() for r in rs for label in r}
+    labels = [label for label, _, _ in PHASES if label in seen]
+    labels += sorted(seen - set(labels))
     head = ("| phase (ms: median, lower quartile, [min-max]) | " +
             " | ".join(n for n, _ in configs) + " |")
     print(head)
