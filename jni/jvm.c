@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,7 +86,7 @@ static void JNICALL vm_exit_hook(jint code)
 }
 
 static p4j_status exit_hook_install(JNIEnv *env, p4j_error *err);
-static void warmup_begin(JNIEnv *env);
+static void warmup_begin(void);
 
 typedef struct create_job {
     create_vm_fn create;
@@ -110,7 +111,7 @@ static void *create_main(void *p)
             times.classes = now_ns();
             job->ready = exit_hook_install(env, job->err) == P4J_OK;
             if (job->ready)
-                warmup_begin(env);
+                warmup_begin();
         }
         (*the_vm)->DetachCurrentThread(the_vm); /* callers attach on first use */
     }
@@ -172,22 +173,45 @@ static p4j_status exit_hook_install(JNIEnv *env, p4j_error *err)
     return install ? P4J_OK : p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: no PythonExit.install");
 }
 
-/* Starts org.py4jni.StartWarmup (a daemon thread opening the class path and loading
- * the first call's reflection while Python goes on), unless PY4JNI_START_WARMUP=0;
- * optional: failures are ignored. */
-static void warmup_begin(JNIEnv *env)
+/* The warm-up thread: attached as a daemon, it runs org.py4jni.StartWarmup.run (opens
+ * the class path, loads the first call's reflection) and detaches. */
+static void *warmup_main(void *unused)
 {
-    const char *knob = getenv("PY4JNI_START_WARMUP");
-    if (knob && strcmp(knob, "0") == 0)
-        return;
+    (void)unused;
+    JNIEnv *env = NULL;
+    if ((*the_vm)->AttachCurrentThreadAsDaemon(the_vm, (void **)&env, NULL) != JNI_OK)
+        return NULL;
     jclass cls = (*env)->FindClass(env, "org/py4jni/StartWarmup");
-    jmethodID begin = cls ? (*env)->GetStaticMethodID(env, cls, "begin", "()V") : NULL;
-    if (begin)
-        (*env)->CallStaticVoidMethod(env, cls, begin);
+    jmethodID run = cls ? (*env)->GetStaticMethodID(env, cls, "run", "()V") : NULL;
+    if (run)
+        (*env)->CallStaticVoidMethod(env, cls, run);
     (*env)->ExceptionCheck(env); /* -Xcheck:jni: checked before the clear */
     (*env)->ExceptionClear(env);
     if (cls)
         (*env)->DeleteLocalRef(env, cls);
+    (*the_vm)->DetachCurrentThread(the_vm);
+    return NULL;
+}
+
+/* Starts the warm-up on a detached native thread (a pthread_create on this path, no
+ * Java thread start), unless PY4JNI_START_WARMUP=0; optional: failures are ignored.
+ * The thread blocks asynchronous signals (HotSpot unblocks what it needs when the
+ * thread attaches), so that Ctrl-C and the like reach Python's threads. */
+static void warmup_begin(void)
+{
+    const char *knob = getenv("PY4JNI_START_WARMUP");
+    if (knob && strcmp(knob, "0") == 0)
+        return;
+    pthread_attr_t attr;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_t t;
+    pthread_create(&t, &attr, warmup_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
 }
 
 p4j_status p4j_jvm_run_shutdown_hooks(p4j_error *err)
