@@ -12,10 +12,13 @@ HEAVY = ["typing", "threading", "re", "collections", "decimal", "logging", "subp
          "py4jni.java_collections", "py4jni.callbacks", "py4jni.socket_callbacks"]
 
 
-def _python(code: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """Runs ``code`` in a fresh interpreter and checks that it exited 0."""
+def _python(code: str, timeout: float = 120,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Runs ``code`` in a fresh interpreter (``env`` added to the environment) and
+    checks that it exited 0."""
+    import os
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       timeout=timeout)
+                       timeout=timeout, env={**os.environ, **(env or {})})
     assert r.returncode == 0, r.stdout + r.stderr
     return r
 
@@ -295,3 +298,13 @@ def test_start_up_and_first_call_leave_big_decimal_uninitialised(tmp_path) -> No
     text = log.read_text()
     assert "'org/py4jni/Bridge'" in text  # the log covers py4jni's start-up
     assert "java/math/BigDecimal" not in text
+
+
+def test_archive_key_is_the_same_in_every_process() -> None:
+    """The key names a file shared by processes: it may not depend on Python's
+    per-process hash randomisation (PYTHONHASHSEED), only on the JVM and the jar."""
+    code = ("from py4jni import _cds, _py4jni, helper_jar_path\n"
+            "print(_cds.archive_key(helper_jar_path(), _py4jni.find_libjvm(None)))\n")
+    keys = {_python(code, 60, {"PYTHONHASHSEED": seed}).stdout.strip()
+            for seed in ("1", "2", "random")}
+    assert len(keys) == 1 and len(keys.pop()) == 16
