@@ -165,7 +165,8 @@ def test_first_start_creates_the_archive_later_starts_map_it(tmp_path) -> None:
     assert _bridge_source(log).endswith("py4jni-helper.jar")  # no archive yet
     _archive(cache)
     r = _run(cache, log=log)
-    assert _bridge_source(log) == "shared objects file (top)"
+    # a dynamic archive on top of the JDK's ("(top)"); JDK 25+: an AOT cache
+    assert _bridge_source(log) in ("shared objects file (top)", "shared objects file")
     assert "cds" not in (r.stdout + r.stderr).lower()
 
 
@@ -211,7 +212,8 @@ def _replace_archive(path: str, data: bytes, honest_name: bool) -> str:
     if honest_name:
         key_part = os.path.basename(path).split(".")[0]
         path = os.path.join(os.path.dirname(path),
-                            f"{key_part}.{len(data)}.{zlib.crc32(data):08x}.jsa")
+                            f"{key_part}.{len(data)}.{zlib.crc32(data):08x}"
+                            f"{os.path.splitext(path)[1]}")
     with open(path, "wb") as f:
         f.write(data)
     return path
@@ -308,3 +310,28 @@ def test_archive_key_is_the_same_in_every_process() -> None:
     keys = {_python(code, 60, {"PYTHONHASHSEED": seed}).stdout.strip()
             for seed in ("1", "2", "random")}
     assert len(keys) == 1 and len(keys.pop()) == 16
+
+
+def test_a_jdk_25_start_uses_an_aot_cache(tmp_path) -> None:
+    """From JDK 25 the archive is an AOT cache (-XX:AOTCacheOutput, then -XX:AOTCache):
+    py4jni's classes come from it already loaded; a garbage cache under its name is
+    dropped silently."""
+    import os
+
+    import pytest
+    if not os.path.exists(TEMURIN_25):
+        pytest.skip(f"no JDK 25 at {TEMURIN_25}")
+    cache, log = str(tmp_path), str(tmp_path / "classes.log")
+    args = f"libjvm={TEMURIN_25!r}"
+    _run(cache, args=args)
+    path = _archive(cache, TEMURIN_25)
+    assert path.endswith(".aot")
+    r = _run(cache, args=args, log=log)
+    assert _bridge_source(log) == "shared objects file"
+    assert "aot" not in (r.stdout + r.stderr).lower()
+    with open(path, "rb") as f:
+        size = len(f.read())
+    _replace_archive(path, os.urandom(size), honest_name=True)
+    r = _run(cache, args=args, log=log)
+    assert _bridge_source(log).endswith("py4jni-helper.jar")
+    assert "aot" not in (r.stdout + r.stderr).lower() and "error" not in r.stderr.lower()
