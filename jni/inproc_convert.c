@@ -93,8 +93,12 @@ static jobject new_bytes(JNIEnv *env, const p4j_value *v)
 
 static jobject new_decimal(JNIEnv *env, const p4j_value *v, p4j_error *err)
 {
+    jclass cls;
+    jmethodID ctor;
+    if (p4j_jc_decimal(env, &cls, &ctor, err) != P4J_OK)
+        return NULL;
     jstring text = p4j_jstring_new(env, &v->u.s, err);
-    return text ? (*env)->NewObject(env, p4j_jc.BigDecimal, p4j_jc.BigDecimal_new, text) : NULL;
+    return text ? (*env)->NewObject(env, cls, ctor, text) : NULL;
 }
 
 p4j_status p4j_args_to_java(JNIEnv *env, const p4jj_member *m, const p4j_value *args,

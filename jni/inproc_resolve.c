@@ -205,7 +205,6 @@ static jclass produced_class(p4j_conv conv, jclass arg_cls)
     case CONV_REF: return arg_cls;
     case CONV_STRING: return p4j_jc.String;
     case CONV_BYTES: return p4j_jc.ByteArray;
-    case CONV_DECIMAL: return p4j_jc.BigDecimal;
     case CONV_BOX_Z: return p4j_jc.Boolean;
     case CONV_BOX_B: return p4j_jc.Byte;
     case CONV_BOX_C: return p4j_jc.Character;
@@ -222,6 +221,8 @@ p4j_status p4j_check_conversion(JNIEnv *env, p4j_conv conv, char key, jclass arg
                                 jclass type, p4j_error *err)
 {
     jclass made = produced_class(conv, arg_cls);
+    if (conv == CONV_DECIMAL && p4j_jc_decimal(env, &made, NULL, err) != P4J_OK)
+        return P4J_ERROR;
     if (conv != CONV_INVALID && (!made || (*env)->IsAssignableFrom(env, made, type)))
         return P4J_OK;
     char *tname = p4jj_class_name(env, type);

@@ -4,10 +4,12 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fault.h"
@@ -26,6 +28,16 @@ static char *started_options;      /* the other options it was created with, joi
 static pthread_key_t detach_key;
 static long global_count;
 static char *start_failure;        /* why JNI_CreateJavaVM failed: no second try */
+static p4j_jvm_start_times times;  /* written by the one start, under start_lock */
+
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+const p4j_jvm_start_times *p4j_jvm_start_times_get(void) { return &times; }
 
 /* JNI_CreateJavaVM runs on a thread of its own (the `java` launcher does the same).
  * HotSpot ends the process from some start failures (-Xmx1k, an agent that does not
@@ -74,6 +86,7 @@ static void JNICALL vm_exit_hook(jint code)
 }
 
 static p4j_status exit_hook_install(JNIEnv *env, p4j_error *err);
+static void warmup_begin(void);
 
 typedef struct create_job {
     create_vm_fn create;
@@ -88,12 +101,18 @@ static void *create_main(void *p)
 {
     create_job *job = p;
     JNIEnv *env = NULL;
+    times.create_called = now_ns();
     job->rc = job->create(&the_vm, (void **)&env, job->args);
+    times.created = now_ns();
     __atomic_store_n(&creating, 0, __ATOMIC_RELEASE);
     job->returned = true;
     if (job->rc == JNI_OK) {
-        job->ready = p4j_classes_init(env, job->err) == P4J_OK &&
-                     exit_hook_install(env, job->err) == P4J_OK;
+        if (p4j_classes_init(env, job->err) == P4J_OK) {
+            times.classes = now_ns();
+            job->ready = exit_hook_install(env, job->err) == P4J_OK;
+            if (job->ready)
+                warmup_begin();
+        }
         (*the_vm)->DetachCurrentThread(the_vm); /* callers attach on first use */
     }
     return NULL;
@@ -152,6 +171,47 @@ static p4j_status exit_hook_install(JNIEnv *env, p4j_error *err)
     if (failed)
         return P4J_ERROR;
     return install ? P4J_OK : p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: no PythonExit.install");
+}
+
+/* The warm-up thread: attached as a daemon, it runs org.py4jni.StartWarmup.run (opens
+ * the class path, loads the first call's reflection) and detaches. */
+static void *warmup_main(void *unused)
+{
+    (void)unused;
+    JNIEnv *env = NULL;
+    if ((*the_vm)->AttachCurrentThreadAsDaemon(the_vm, (void **)&env, NULL) != JNI_OK)
+        return NULL;
+    jclass cls = (*env)->FindClass(env, "org/py4jni/StartWarmup");
+    jmethodID run = cls ? (*env)->GetStaticMethodID(env, cls, "run", "()V") : NULL;
+    if (run)
+        (*env)->CallStaticVoidMethod(env, cls, run);
+    (*env)->ExceptionCheck(env); /* -Xcheck:jni: checked before the clear */
+    (*env)->ExceptionClear(env);
+    if (cls)
+        (*env)->DeleteLocalRef(env, cls);
+    (*the_vm)->DetachCurrentThread(the_vm);
+    return NULL;
+}
+
+/* Starts the warm-up on a detached native thread (a pthread_create on this path, no
+ * Java thread start), unless PY4JNI_START_WARMUP=0; optional: failures are ignored.
+ * The thread blocks asynchronous signals (HotSpot unblocks what it needs when the
+ * thread attaches), so that Ctrl-C and the like reach Python's threads. */
+static void warmup_begin(void)
+{
+    const char *knob = getenv("PY4JNI_START_WARMUP");
+    if (knob && strcmp(knob, "0") == 0)
+        return;
+    pthread_attr_t attr;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_t t;
+    pthread_create(&t, &attr, warmup_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
 }
 
 p4j_status p4j_jvm_run_shutdown_hooks(p4j_error *err)
@@ -360,12 +420,14 @@ static char *join_options(const p4j_jvm_options *o)
 
 static p4j_status create_vm(const p4j_jvm_options *o, char *cp, p4j_error *err)
 {
+    times.begin = now_ns();
     char found[PATH_MAX + 2048];
     if (!p4j_jvm_find_libjvm(o->libjvm_path, found, sizeof found))
         return p4j_error_set(err, P4J_ERR_BRIDGE, "%s", found);
     void *lib = dlopen(found, RTLD_NOW | RTLD_GLOBAL);
     if (!lib)
         return p4j_error_set(err, P4J_ERR_BRIDGE, "cannot load %s: %s", found, dlerror());
+    times.libjvm_loaded = now_ns();
     create_vm_fn create = (create_vm_fn)dlsym(lib, "JNI_CreateJavaVM");
     created_vms_fn created = (created_vms_fn)dlsym(lib, "JNI_GetCreatedJavaVMs");
     if (!create || !created)
@@ -413,6 +475,7 @@ static p4j_status create_vm(const p4j_jvm_options *o, char *cp, p4j_error *err)
     }
     pthread_key_create(&detach_key, detach_thread);
     pthread_atfork(NULL, NULL, on_fork_child);
+    times.ready = now_ns();
     return P4J_OK;
 }
 

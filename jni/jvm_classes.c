@@ -1,6 +1,8 @@
 /* jni/jvm_classes.c - resolves the cached class/method table (see jvm_classes.h). */
 #include "jvm_classes.h"
 
+#include <pthread.h>
+
 #include "jvm.h"
 
 p4j_jclasses p4j_jc;
@@ -61,4 +63,33 @@ p4j_status p4j_classes_init(JNIEnv *env, p4j_error *err)
 {
     return p4j_rows_resolve(env, jc_rows, sizeof jc_rows / sizeof *jc_rows, "py4jni start-up",
                             err);
+}
+
+static struct {
+    jclass BigDecimal;
+    jmethodID BigDecimal_new;
+} decimal;
+static int decimal_ready;
+static pthread_mutex_t decimal_lock = PTHREAD_MUTEX_INITIALIZER;
+
+p4j_status p4j_jc_decimal(JNIEnv *env, jclass *cls, jmethodID *ctor, p4j_error *err)
+{
+    if (!__atomic_load_n(&decimal_ready, __ATOMIC_ACQUIRE)) {
+        static const p4j_row rows[] = {
+            P4J_CLASS_ROW(decimal, BigDecimal, "java/math/BigDecimal")
+            P4J_METHOD_ROW(decimal, BigDecimal_new, BigDecimal, 0, "<init>",
+                           "(Ljava/lang/String;)V")};
+        pthread_mutex_lock(&decimal_lock);
+        p4j_status st = P4J_OK;
+        if (!decimal_ready &&
+            (st = p4j_rows_resolve(env, rows, 2, "py4jni decimals", err)) == P4J_OK)
+            __atomic_store_n(&decimal_ready, 1, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&decimal_lock);
+        if (st != P4J_OK)
+            return st;
+    }
+    *cls = decimal.BigDecimal;
+    if (ctor)
+        *ctor = decimal.BigDecimal_new;
+    return P4J_OK;
 }

@@ -30,7 +30,6 @@
     X(Executable, "java/lang/reflect/Executable")            \
     X(Field, "java/lang/reflect/Field")                      \
     X(Method, "java/lang/reflect/Method")                    \
-    X(BigDecimal, "java/math/BigDecimal")                    \
     X(ByteArray, "[B")                                       \
     X(Bridge, "org/py4jni/Bridge")                           \
     X(BridgeException, "org/py4jni/BridgeException")         \
@@ -61,7 +60,6 @@
     X(Number_long, Number, 0, "longValue", "()J")                                            \
     X(Number_double, Number, 0, "doubleValue", "()D")                                        \
     X(Number_float, Number, 0, "floatValue", "()F")                                          \
-    X(BigDecimal_new, BigDecimal, 0, "<init>", "(Ljava/lang/String;)V")                      \
     X(String_newBytes, String, 0, "<init>", "([BLjava/nio/charset/Charset;)V")               \
     X(Charset_forName, Charset, 1, "forName", "(Ljava/lang/String;)Ljava/nio/charset/Charset;") \
     X(Bridge_findMethod, Bridge, 1, "findMethod",                                            \
@@ -144,5 +142,11 @@ extern p4j_jclasses p4j_jc;
 
 /* Resolves every row of the tables; on failure `err` names the missing row. */
 p4j_status p4j_classes_init(JNIEnv *env, p4j_error *err);
+
+/* java.math.BigDecimal and its (String) constructor, resolved on the first Decimal
+ * argument rather than at start-up (resolving them runs BigDecimal's static
+ * initialiser, ~1 ms of every start). Any thread; sets *cls and, when `ctor` is not
+ * NULL, *ctor (valid for the process life). */
+p4j_status p4j_jc_decimal(JNIEnv *env, jclass *cls, jmethodID *ctor, p4j_error *err);
 
 #endif /* P4J_JVM_CLASSES_H */

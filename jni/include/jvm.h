@@ -57,6 +57,19 @@ JNIEnv *p4j_jvm_env_attached(void);
  * that p4j_jvm_env neither re-attaches them nor detaches them at exit. */
 void p4j_jvm_adopt_env(JNIEnv *env);
 
+/* Where this process's JVM start went: CLOCK_MONOTONIC time stamps in ns (the clock of
+ * Python's time.monotonic_ns), 0 for a step not reached (or a JVM another library
+ * started). Written once by the start, readable after p4j_jvm_start returned. */
+typedef struct p4j_jvm_start_times {
+    long long begin;         /* p4j_jvm_start entered                          */
+    long long libjvm_loaded; /* dlopen(libjvm) returned                        */
+    long long create_called; /* JNI_CreateJavaVM called (on its own thread)     */
+    long long created;       /* JNI_CreateJavaVM returned                       */
+    long long classes;       /* py4jni's class and method table resolved        */
+    long long ready;         /* exit hook installed, creating thread joined     */
+} p4j_jvm_start_times;
+const p4j_jvm_start_times *p4j_jvm_start_times_get(void);
+
 /* Returns the path of the libjvm that was loaded ("" before start). */
 const char *p4j_jvm_libjvm_path(void);
 

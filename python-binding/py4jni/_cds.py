@@ -4,14 +4,21 @@ JDK classes its first calls load, mapped from an archive instead of parsed and v
 The archive is made once per JVM build and helper jar, in the background, by a plain
 ``java -XX:ArchiveClassesAtExit=... org.py4jni.CdsWarmup`` (an embedded JVM never exits
 through DestroyJavaVM, so neither ``ArchiveClassesAtExit`` nor JDK 19's
-``-XX:+AutoCreateSharedArchive`` would ever write it in-process). The first start
-without an archive spawns that process and does not wait; later starts map the archive.
-The archive lives in ``$XDG_CACHE_HOME/py4jni`` (else ``~/.cache/py4jni``), named
-``py4jni-<key>.<size>.<crc32>.jsa``: the key hashes libjvm (path, size, mtime), the JDK's
-base archive and ``release`` file, and the helper jar (path, mtime, content); size and
-CRC are checked before use, since HotSpot 17 crashes on a truncated archive (it rejects
-other mismatches itself, and its CDS warnings are turned off). Off with ``PY4JNI_CDS=0``, ``JavaGateway(cds=False)``,
-or when the user's options already choose CDS (``-Xshare:``, ``-XX:SharedArchiveFile``...).
+``-XX:+AutoCreateSharedArchive`` would ever write it in-process). From JDK 25 the same
+run writes an AOT cache instead (``-XX:AOTCacheOutput``, JEP 483/514): its classes are
+loaded and linked while the JVM starts, which spares py4jni's first class its ~4 ms of
+protection-domain and package set-up. The first start without an archive spawns that
+process and does not wait; later starts map the archive. The archive lives in
+``$XDG_CACHE_HOME/py4jni`` (else ``~/.cache/py4jni``), named
+``py4jni-<key>.<size>.<crc32>.jsa`` (``.aot`` for an AOT cache): the key hashes libjvm (path, size, mtime), the JDK's
+base archive and ``release`` file, and the helper jar (path, size, mtime: what HotSpot
+itself checks a dynamic archive's jars by). A start reads neither the archive nor the jar:
+it checks the archive's size against its name (HotSpot 17 crashes on a truncated
+archive); the creator writes under a temporary name and renames the finished file to
+its final name (with its CRC, for checking by hand), so a final name never holds a
+partial file; HotSpot rejects other mismatches itself (its CDS warnings are off).
+Off with ``PY4JNI_CDS=0``, ``JavaGateway(cds=False)``, or when the user's options
+already choose CDS (``-Xshare:``, ``-XX:SharedArchiveFile``...).
 
 Run as a script (``python _cds.py create ...``), this file creates the archive.
 """
@@ -19,7 +26,6 @@ from __future__ import annotations
 
 import os
 import sys
-import zlib
 
 TYPE_CHECKING = False  # typing's constant without importing typing
 if TYPE_CHECKING:
@@ -32,6 +38,11 @@ USER_CDS_PREFIXES = ("-Xshare:", "-XX:SharedArchiveFile", "-XX:ArchiveClassesAtE
                      "-XX:+AutoCreateSharedArchive", "-XX:SharedClassListFile",
                      "-XX:DumpLoadedClassList", "-XX:AOTCache", "-XX:AOTMode")
 QUIET = ("-Xshare:auto", "-Xlog:cds=off", "-Xlog:cds+dynamic=off")
+# From this JDK on, an AOT cache (-XX:AOTCacheOutput in one run) instead of a dynamic
+# archive; -XX:AOTCache cannot be combined with -Xshare, and an unusable cache is
+# dropped with messages on the [aot] and [cds] tag sets.
+AOT_JAVA = 25
+QUIET_AOT = ("-Xlog:aot*=off", "-Xlog:cds*=off")
 LOCK_STALE_S = 120.0  # a lock older than this belongs to a creator that died
 
 _chosen: list[str] | None = None  # the options this process's first start used
@@ -69,28 +80,42 @@ def java_home(libjvm: str) -> str:
     return os.path.dirname(os.path.dirname(os.path.dirname(libjvm)))
 
 
-def java_version(home: str) -> int:
-    """The feature version of the JDK at ``home`` from its ``release`` file (0: unknown)."""
+def release_text(home: str) -> bytes:
+    """The ``release`` file of the JDK at ``home`` (b"" when unreadable)."""
     try:
-        with open(os.path.join(home, "release")) as f:
-            for line in f:
-                if line.startswith("JAVA_VERSION="):
-                    v = line.split("=", 1)[1].strip().strip('"')
-                    first = v.split(".")[0]
-                    return int(v.split(".")[1]) if first == "1" else int(first)
-    except (OSError, ValueError, IndexError):
-        pass
+        with open(os.path.join(home, "release"), "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
+def java_version(home: str, release: bytes | None = None) -> int:
+    """The feature version of the JDK at ``home`` from its ``release`` file (0: unknown)."""
+    text = (release_text(home) if release is None else release).decode("utf-8", "replace")
+    for line in text.splitlines():
+        if line.startswith("JAVA_VERSION="):
+            try:
+                v = line.split("=", 1)[1].strip().strip('"')
+                first = v.split(".")[0]
+                return int(v.split(".")[1]) if first == "1" else int(first)
+            except (ValueError, IndexError):
+                return 0
     return 0
 
 
-def archive_key(helper_jar: str, libjvm: str) -> str:
+def _digest(data: bytes) -> int:
+    """A 61-bit digest of ``data``: Python's hash of an int (the value modulo the
+    Mersenne prime 2**61 - 1, not randomised per process as str hashes are). zlib and
+    hashlib would cost a shared library load at every start."""
+    return hash(int.from_bytes(b"\x01" + data, "little"))
+
+
+def archive_key(helper_jar: str, libjvm: str, release: bytes | None = None) -> str:
     """16 hex digits naming the archive of this JVM build (libjvm, the JDK's base archive
-    beside it, which HotSpot checks a dynamic archive against) and helper jar (HotSpot
-    checks its mtime and size too)."""
-    with open(os.path.join(java_home(libjvm), "release"), "rb") as f:
-        release = f.read()
-    with open(helper_jar, "rb") as f:
-        jar = f.read()
+    beside it, which HotSpot checks a dynamic archive against, the ``release`` file) and
+    helper jar (path, size and mtime, which HotSpot checks too)."""
+    if release is None:
+        release = release_text(java_home(libjvm))
     ident = [os.path.realpath(libjvm), helper_jar]
     for path in (libjvm, os.path.join(os.path.dirname(libjvm), "classes.jsa"), helper_jar):
         try:
@@ -98,26 +123,26 @@ def archive_key(helper_jar: str, libjvm: str) -> str:
             ident.append(f"{st.st_size}:{st.st_mtime_ns}")
         except FileNotFoundError:
             ident.append("-")
-    return "%08x%08x" % (zlib.crc32("|".join(ident).encode() + release), zlib.crc32(jar))
+    return "%016x" % _digest("|".join(ident).encode() + release)
 
 
-def find_archive(directory: str, key: str) -> str | None:
-    """The path of the intact archive for ``key`` in ``directory``, or None. An archive
-    whose size or CRC differs from its name is removed (it is then made again)."""
+def find_archive(directory: str, key: str, ext: str | None = None) -> str | None:
+    """The path of the archive for ``key`` in ``directory`` (of extension ``ext``,
+    ".jsa" or ".aot"; None: either), or None. An archive whose size differs from its
+    name is removed (it is then made again)."""
     try:
         names = os.listdir(directory)
     except OSError:
         return None
     prefix = f"py4jni-{key}."
+    suffixes = (ext,) if ext else (".jsa", ".aot")
     for name in names:
-        if not (name.startswith(prefix) and name.endswith(".jsa")):
+        if not (name.startswith(prefix) and name.endswith(suffixes)):
             continue
         path = os.path.join(directory, name)
         try:
-            size_text, crc_text = name[len(prefix):-len(".jsa")].split(".")
-            with open(path, "rb") as f:
-                data = f.read()
-            if len(data) == int(size_text) and zlib.crc32(data) == int(crc_text, 16):
+            size_text = name[len(prefix):].split(".")[0]
+            if os.stat(path).st_size == int(size_text):
                 return path
         except (OSError, ValueError):
             pass
@@ -138,18 +163,23 @@ def _archive_options(helper_jar: str, libjvm: str | None) -> list[str]:
         return []  # the JVM start reports it
     home = java_home(found)
     java = os.path.join(home, "bin", "java")
-    if java_version(home) < MIN_JAVA or not os.access(java, os.X_OK):
+    release = release_text(home)
+    version = java_version(home, release)
+    if version < MIN_JAVA or not os.access(java, os.X_OK):
         return []
-    key = archive_key(helper_jar, found)
+    kind = "aot" if version >= AOT_JAVA else "jsa"
+    key = archive_key(helper_jar, found, release)
     directory = cache_dir()
-    path = find_archive(directory, key)
+    path = find_archive(directory, key, "." + kind)
     if path:
-        return [f"-XX:SharedArchiveFile={path}", *QUIET]
-    _spawn_creator(directory, key, java, helper_jar)
+        return ([f"-XX:AOTCache={path}", *QUIET_AOT] if kind == "aot"
+                else [f"-XX:SharedArchiveFile={path}", *QUIET])
+    _spawn_creator(directory, key, java, helper_jar, kind)
     return []
 
 
-def _spawn_creator(directory: str, key: str, java: str, helper_jar: str) -> None:
+def _spawn_creator(directory: str, key: str, java: str, helper_jar: str,
+                   kind: str = "jsa") -> None:
     """Starts ``python _cds.py create ...`` detached (through ``sh -c '... &'``, so no
     child of ours is left to reap), unless another creator holds the lock or an
     earlier attempt for this key failed."""
@@ -171,7 +201,8 @@ def _spawn_creator(directory: str, key: str, java: str, helper_jar: str) -> None
         except OSError:
             return
     os.close(fd)
-    argv = [sys.executable, "-I", os.path.abspath(__file__), "create", base, java, helper_jar]
+    argv = [sys.executable, "-I", os.path.abspath(__file__), "create", base, java, helper_jar,
+            kind]
     script = 'exec "$@" </dev/null >/dev/null 2>&1 &'
     try:
         pid = os.posix_spawn("/bin/sh", ["sh", "-c", script, "sh", *argv], os.environ)
@@ -185,33 +216,37 @@ def _now() -> float:
     return time.time()
 
 
-def create(base: str, java: str, helper_jar: str) -> int:
-    """Makes ``<base>.<size>.<crc32>.jsa`` with ``java -XX:ArchiveClassesAtExit`` running
+def create(base: str, java: str, helper_jar: str, kind: str = "jsa") -> int:
+    """Makes ``<base>.<size>.<crc32>.<kind>`` with ``java -XX:ArchiveClassesAtExit``
+    (kind "jsa") or ``-XX:AOTCacheOutput`` (kind "aot", JDK 25+) running
     org.py4jni.CdsWarmup on the helper jar; on failure leaves ``<base>.failed`` (with
     java's output) so that later starts do not try again. Removes ``<base>.lock``."""
     import subprocess
+    import zlib
     tmp = f"{base}.{os.getpid()}.tmp"
     try:
-        r = subprocess.run([java, f"-XX:ArchiveClassesAtExit={tmp}", *QUIET,
+        write = ([f"-XX:AOTCacheOutput={tmp}"] if kind == "aot"
+                 else [f"-XX:ArchiveClassesAtExit={tmp}", *QUIET])
+        r = subprocess.run([java, *write,
                             "-cp", helper_jar, "org.py4jni.CdsWarmup"],
                            stdin=subprocess.DEVNULL, capture_output=True, timeout=300)
         with open(tmp, "rb") as f:
             data = f.read()
         if r.returncode != 0 or not data:
             raise OSError(f"java exited with {r.returncode}: {r.stdout!r} {r.stderr!r}")
-        os.replace(tmp, f"{base}.{len(data)}.{zlib.crc32(data):08x}.jsa")
+        os.replace(tmp, f"{base}.{len(data)}.{zlib.crc32(data):08x}.{kind}")
         return 0
     except (OSError, subprocess.SubprocessError) as exc:
         with open(base + ".failed", "w") as f:
             f.write(f"{exc}\n")
         return 1
     finally:
-        for leftover in (tmp, base + ".lock"):
+        for leftover in (tmp, tmp + ".config", base + ".lock"):  # .config: AOT's own
             try:
                 os.unlink(leftover)
             except OSError:
                 pass
 
 
-if __name__ == "__main__" and len(sys.argv) == 5 and sys.argv[1] == "create":
+if __name__ == "__main__" and len(sys.argv) in (5, 6) and sys.argv[1] == "create":
     sys.exit(create(*sys.argv[2:]))

@@ -111,8 +111,13 @@ class InprocTransport(Transport):
             jvm_options, libjvm, check_jni, keep_signals)
 
     def attach(self, gateway: Any) -> None:
-        from . import callbacks  # callback settings, Python entry point
-        callbacks.attach(gateway)
+        # Callback settings and the Python entry point; without either there is nothing
+        # to set (py4jni.callbacks costs ~0.4 ms to import at every JavaGateway()).
+        params = gateway.callback_server_parameters
+        if getattr(params, "propagate_java_exceptions", False) or \
+                gateway.python_server_entry_point is not None:
+            from . import callbacks
+            callbacks.attach(gateway)
 
     def attach_after(self, gateway: Any, start_callback_server: bool,
                      explicit_params: bool) -> None:

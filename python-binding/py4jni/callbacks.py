@@ -39,10 +39,9 @@ with ``org.py4jni.PythonEntryPoint.get(new Class[]{...})`` (py4j's
 """
 from __future__ import annotations
 
-import weakref
-
 TYPE_CHECKING = False  # typing's constant without importing typing
 if TYPE_CHECKING:
+    import weakref
     from typing import Any, Callable, Mapping
 
 from . import _py4jni
@@ -52,8 +51,9 @@ from .protocol import Py4JError, Py4JJavaError
 __all__ = ["register_natives", "set_python_entry_point", "attach", "detach"]
 
 # Clients whose callbacks rethrow a Py4JJavaError's Java exception (py4j's
-# CallbackServerParameters.propagate_java_exceptions).
-_PROPAGATE: "weakref.WeakKeyDictionary[Any, bool]" = weakref.WeakKeyDictionary()
+# CallbackServerParameters.propagate_java_exceptions); made when a gateway first asks
+# for it (weakref costs ~1 ms to import, at every JavaGateway()).
+_PROPAGATE: "weakref.WeakKeyDictionary[Any, bool] | None" = None
 
 
 # Tracebacks longer than this keep their head and tail: a failure deep in nested
@@ -65,7 +65,7 @@ _MAX_TRACEBACK = 1024 * 1024
 def _error_payload(client: Any, exc: BaseException) -> Any:
     """What Java throws for ``exc`` raised in a callback (called by the C layer): the
     traceback text (py4j's format), or the Java exception itself when propagating."""
-    if isinstance(exc, Py4JJavaError) and _PROPAGATE.get(client):
+    if isinstance(exc, Py4JJavaError) and _PROPAGATE and _PROPAGATE.get(client):
         return exc.java_exception
     import traceback  # only for a failing callback (costs ms at the first gateway)
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
@@ -82,8 +82,13 @@ def attach(gateway: Any) -> None:
     client = gateway._gateway_client
     if not client.caps & _py4jni.CAP_CALLBACKS:
         return
+    global _PROPAGATE
     params = getattr(gateway, "callback_server_parameters", None)
-    _PROPAGATE[client] = bool(getattr(params, "propagate_java_exceptions", False))
+    if getattr(params, "propagate_java_exceptions", False):
+        if _PROPAGATE is None:
+            import weakref
+            _PROPAGATE = weakref.WeakKeyDictionary()
+        _PROPAGATE[client] = True
     entry = getattr(gateway, "python_server_entry_point", None)
     if entry is not None:
         set_python_entry_point(gateway, entry)

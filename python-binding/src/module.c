@@ -650,6 +650,16 @@ static PyObject *mod_find_libjvm(PyObject *mod, PyObject *args)
     return PyUnicode_FromString(out);
 }
 
+/* The JVM start's time stamps (jvm.h), for perf/cold_start.py's breakdown. */
+static PyObject *mod_start_times(PyObject *mod, PyObject *unused)
+{
+    (void)mod; (void)unused;
+    const p4j_jvm_start_times *t = p4j_jvm_start_times_get();
+    return Py_BuildValue("{sLsLsLsLsLsL}", "begin", t->begin, "libjvm_loaded",
+                         t->libjvm_loaded, "create_called", t->create_called, "created",
+                         t->created, "classes", t->classes, "ready", t->ready);
+}
+
 static PyObject *mod_member(PyObject *mod, PyObject *args)
 {
     (void)mod;
@@ -690,6 +700,8 @@ static PyMethodDef module_methods[] = {
     {"find_libjvm", mod_find_libjvm, METH_VARARGS,
      "find_libjvm(path=None): the libjvm.so that would be loaded (FileNotFoundError "
      "listing the places tried)."},
+    {"_start_times", mod_start_times, METH_NOARGS,
+     "The JVM start's monotonic time stamps in ns (0: a step not reached)."},
     {NULL, NULL, 0, NULL},
 };
 

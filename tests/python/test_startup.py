@@ -12,6 +12,17 @@ HEAVY = ["typing", "threading", "re", "collections", "decimal", "logging", "subp
          "py4jni.java_collections", "py4jni.callbacks", "py4jni.socket_callbacks"]
 
 
+def _python(code: str, timeout: float = 120,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Runs ``code`` in a fresh interpreter (``env`` added to the environment) and
+    checks that it exited 0."""
+    import os
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=timeout, env={**os.environ, **(env or {})})
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r
+
+
 def _loaded_by(code: str) -> set[str]:
     """The modules a fresh interpreter holds after running ``code`` that it did not
     hold before."""
@@ -30,16 +41,53 @@ def test_import_py4jni_leaves_heavy_modules_unloaded() -> None:
 
 
 def test_first_gateway_and_call_leave_heavy_modules_unloaded(tmp_path, monkeypatch) -> None:
-    """What the first in-process gateway and call need is loaded; the switch, the
-    socket transport's callbacks, inspect and traceback wait for their first use."""
+    """What the first in-process gateway and call need is loaded (the collection
+    wrappers); the switch, the callbacks module (no callback setting was given),
+    weakref, the socket transport's callbacks, inspect and traceback wait for their
+    first use."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # the child's archive goes there
     loaded = _loaded_by("import py4jni\n"
                         "gw = py4jni.JavaGateway()\n"
                         "gw.jvm.java.lang.System.currentTimeMillis()")
-    heavy = set(HEAVY) - {"py4jni.java_collections", "py4jni.callbacks", "weakref"}
-    heavy |= {"inspect", "traceback", "importlib.abc", "py4jni._switch"}
-    assert "py4jni.callbacks" in loaded
+    heavy = set(HEAVY) - {"py4jni.java_collections"}
+    heavy |= {"inspect", "traceback", "importlib.abc", "py4jni._switch", "zlib", "operator"}
+    assert "py4jni.java_collections" in loaded
     assert not loaded & heavy, sorted(loaded & heavy)
+
+
+def test_parts_left_out_of_start_up_work_when_first_used_on_a_java_thread(
+        tmp_path, monkeypatch) -> None:
+    """A default gateway imports neither py4jni.callbacks nor weakref, nor resolves
+    BigDecimal; each is made on first use from a callback on a Java thread: the
+    traceback of a failing callback, the class cache of the collections
+    (ListConverter), a Decimal argument (and its overload check)."""
+    from conftest import fixtures_jar
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    code = (
+        "import sys\n"
+        "from decimal import Decimal\n"
+        "from py4jni import JavaGateway, ListConverter, Py4JJavaError\n"
+        f"gw = JavaGateway(classpath={fixtures_jar()!r})\n"
+        "assert 'py4jni.callbacks' not in sys.modules and 'weakref' not in sys.modules\n"
+        "sizes = []\n"
+        "class R:\n"
+        "    def run(self):\n"
+        "        made = ListConverter().convert([1, 2, 2], gw._gateway_client)\n"
+        "        sizes.append(made.count(2))  # Collections.frequency, through the cache\n"
+        "        sb = gw.jvm.java.lang.StringBuilder()\n"
+        "        sizes.append(str(sb.append(Decimal('1.50'))))  # append(Object): a BigDecimal\n"
+        "        raise ValueError('raised on a Java thread')\n"
+        "    class Java:\n"
+        "        implements = ['java.lang.Runnable']\n"
+        "try:\n"
+        "    gw.jvm.org.py4jni.fixtures.Callbacks.runOnThread(R())\n"
+        "except Py4JJavaError as e:\n"
+        "    text = str(e)\n"
+        "assert sizes == [2, '1.50'], sizes\n"
+        "assert 'ValueError: raised on a Java thread' in text, text\n"
+        "assert 'py4jni.callbacks' in sys.modules and 'weakref' in sys.modules\n"
+        "print('ok')\n")
+    assert "ok" in _python(code).stdout
 
 
 def test_lazy_names_still_resolve() -> None:
@@ -117,7 +165,8 @@ def test_first_start_creates_the_archive_later_starts_map_it(tmp_path) -> None:
     assert _bridge_source(log).endswith("py4jni-helper.jar")  # no archive yet
     _archive(cache)
     r = _run(cache, log=log)
-    assert _bridge_source(log) == "shared objects file (top)"
+    # a dynamic archive on top of the JDK's ("(top)"); JDK 25+: an AOT cache
+    assert _bridge_source(log) in ("shared objects file (top)", "shared objects file")
     assert "cds" not in (r.stdout + r.stderr).lower()
 
 
@@ -142,9 +191,7 @@ def test_users_own_cds_options_are_left_alone_and_later_gateways_join() -> None:
             "                              False) == []\n"
             "assert _cds.options_for_start(helper_jar_path(), None, ['-Xmx64m'], True,\n"
             "                              False) == []  # decided once per process\n")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       timeout=60)
-    assert r.returncode == 0, r.stderr
+    _python(code, timeout=60)
 
 
 def test_later_gateways_join_a_jvm_started_with_the_archive(tmp_path) -> None:
@@ -165,7 +212,8 @@ def _replace_archive(path: str, data: bytes, honest_name: bool) -> str:
     if honest_name:
         key_part = os.path.basename(path).split(".")[0]
         path = os.path.join(os.path.dirname(path),
-                            f"{key_part}.{len(data)}.{zlib.crc32(data):08x}.jsa")
+                            f"{key_part}.{len(data)}.{zlib.crc32(data):08x}"
+                            f"{os.path.splitext(path)[1]}")
     with open(path, "wb") as f:
         f.write(data)
     return path
@@ -215,3 +263,75 @@ def test_archive_of_another_jdk_is_ignored(tmp_path) -> None:
     assert _archive(cache, other, wait=0)
     r = _run(cache, args=f"libjvm={other!r}")
     assert "cds" not in (r.stdout + r.stderr).lower()
+
+
+# ---- the start-up warm-up thread (java/org/py4jni/StartWarmup.java) ------------------
+
+def test_start_warmup_runs_beside_the_first_call_and_can_be_turned_off(tmp_path) -> None:
+    """The daemon thread starts with the JVM (its class loads), the first calls work
+    while it runs, and PY4JNI_START_WARMUP=0 leaves it out."""
+    import os
+    cache, log = str(tmp_path), str(tmp_path / "classes.log")
+    calls = ("jvm_options=['-Xlog:class+load:file=" + log + "'])\n"
+             "assert gw.jvm.java.util.ArrayList().size() == 0\n"
+             "assert gw.jvm.java.lang.String.valueOf(12) == '12'\n"
+             "assert isinstance(gw.jvm.no.such.Name, type(gw.jvm.java))\n"
+             "gw2 = JavaGateway(")
+    _run(cache, args=calls)
+    with open(log) as f:
+        loaded = f.read()
+    assert " org.py4jni.StartWarmup " in loaded
+    os.unlink(log)
+    _run(cache, args=calls, env={"PY4JNI_START_WARMUP": "0"})
+    with open(log) as f:
+        assert " org.py4jni.StartWarmup " not in f.read()
+
+
+def test_start_warmup_is_clean_under_check_jni(tmp_path) -> None:
+    """-Xcheck:jni reports nothing about the start-up path (warm-up included)."""
+    r = _run(str(tmp_path), args="check_jni=True")
+    assert "WARNING" not in r.stderr and "FATAL" not in r.stderr, r.stderr
+
+
+def test_start_up_and_first_call_leave_big_decimal_uninitialised(tmp_path) -> None:
+    """BigDecimal's static initialiser (~1 ms) waits for the first Decimal argument."""
+    log = tmp_path / "init.log"
+    _run(str(tmp_path), args=f"jvm_options=['-Xlog:class+init=info:file={log}']")
+    text = log.read_text()
+    assert "'org/py4jni/Bridge'" in text  # the log covers py4jni's start-up
+    assert "java/math/BigDecimal" not in text
+
+
+def test_archive_key_is_the_same_in_every_process() -> None:
+    """The key names a file shared by processes: it may not depend on Python's
+    per-process hash randomisation (PYTHONHASHSEED), only on the JVM and the jar."""
+    code = ("from py4jni import _cds, _py4jni, helper_jar_path\n"
+            "print(_cds.archive_key(helper_jar_path(), _py4jni.find_libjvm(None)))\n")
+    keys = {_python(code, 60, {"PYTHONHASHSEED": seed}).stdout.strip()
+            for seed in ("1", "2", "random")}
+    assert len(keys) == 1 and len(keys.pop()) == 16
+
+
+def test_a_jdk_25_start_uses_an_aot_cache(tmp_path) -> None:
+    """From JDK 25 the archive is an AOT cache (-XX:AOTCacheOutput, then -XX:AOTCache):
+    py4jni's classes come from it already loaded; a garbage cache under its name is
+    dropped silently."""
+    import os
+
+    import pytest
+    if not os.path.exists(TEMURIN_25):
+        pytest.skip(f"no JDK 25 at {TEMURIN_25}")
+    cache, log = str(tmp_path), str(tmp_path / "classes.log")
+    args = f"libjvm={TEMURIN_25!r}"
+    _run(cache, args=args)
+    path = _archive(cache, TEMURIN_25)
+    assert path.endswith(".aot")
+    r = _run(cache, args=args, log=log)
+    assert _bridge_source(log) == "shared objects file"
+    assert "aot" not in (r.stdout + r.stderr).lower()
+    with open(path, "rb") as f:
+        size = len(f.read())
+    _replace_archive(path, os.urandom(size), honest_name=True)
+    r = _run(cache, args=args, log=log)
+    assert _bridge_source(log).endswith("py4jni-helper.jar")
+    assert "aot" not in (r.stdout + r.stderr).lower() and "error" not in r.stderr.lower()

@@ -17,15 +17,25 @@ public final class CdsWarmup {
     private CdsWarmup() {
     }
 
-    /** Loads the helper jar's classes; exits 0, or 1 when the jar cannot be read. */
+    /**
+     * Loads the helper jar's classes (the jar: args[0], else where this class came
+     * from); exits 0, or 1 when the jar cannot be read.
+     */
     public static void main(String[] args) throws Exception {
-        CodeSource src = CdsWarmup.class.getProtectionDomain().getCodeSource();
-        URL jar = src == null ? null : src.getLocation();
-        if (jar == null || !"file".equals(jar.getProtocol())) {
-            System.exit(1);
+        java.io.File path;
+        if (args.length > 0) {
+            path = new java.io.File(args[0]);
+        } else {
+            CodeSource src = CdsWarmup.class.getProtectionDomain().getCodeSource();
+            URL jar = src == null ? null : src.getLocation();
+            if (jar == null || !"file".equals(jar.getProtocol())) {
+                System.exit(1);
+                return;
+            }
+            path = new java.io.File(jar.toURI());
         }
-        ClassLoader loader = CdsWarmup.class.getClassLoader();
-        try (JarFile file = new JarFile(new java.io.File(jar.toURI()))) {
+        ClassLoader loader = CdsWarmup.class.getClassLoader(); // null: the boot loader
+        try (JarFile file = new JarFile(path)) {
             for (Enumeration<JarEntry> e = file.entries(); e.hasMoreElements();) {
                 String name = e.nextElement().getName();
                 if (name.endsWith(".class") && !name.contains("-")) {
