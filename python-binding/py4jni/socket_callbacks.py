@@ -552,7 +552,7 @@ class _GatewayCallbacks:
             if self.pinned:
                 server = self._python_server(client, params)
                 server.start()
-                self.server = server
+                self._publish(server)
                 return True
             server = CallbackServer(self.pool, client, callback_server_parameters=params)
             try:
@@ -578,8 +578,17 @@ class _GatewayCallbacks:
                 raise
             if self.entry_point is not None:
                 self.pool.put(self.entry_point, force_id=ENTRY_POINT_OBJECT_ID)
-            self.server = server
+            self._publish(server)
             return True
+
+    def _publish(self, server: CallbackServer | None) -> None:
+        """Records the running server, also as the gateway's ``_callback_server`` (py4j's
+        instance attribute, which PySpark reads: ``ensure_callback_server_started`` takes
+        the port from its ``server_socket`` and re-points Java at it)."""
+        self.server = server
+        gateway = self._gateway_ref()
+        if gateway is not None:
+            gateway.__dict__["_callback_server"] = server
 
     def _python_server(self, client: Any, params: Any) -> CallbackServer:
         """py4j's PythonServer for a pinned-thread client (py4jni.clientserver)."""
@@ -617,7 +626,8 @@ class _GatewayCallbacks:
     def shutdown(self) -> None:
         """Stops the callback server (if it runs); the pool is emptied."""
         with self.lock:
-            server, self.server = self.server, None
+            server = self.server
+            self._publish(None)
         if server is not None:
             server.shutdown()
 
@@ -637,6 +647,9 @@ def attach(gateway: Any, explicit_params: bool, start: bool, pinned: bool = Fals
     # with --enable-auth opens callback connections without authenticating.
     state = _GatewayCallbacks(gateway, params, explicit_params, pinned)
     gateway.__dict__["_socket_callbacks"] = state
+    # py4j's instance attributes (None until a server runs; the port asked for)
+    gateway.__dict__["_callback_server"] = None
+    gateway.__dict__["_python_proxy_port"] = params.port
     client = gateway._gateway_client
     client.proxy_hook = state.proxy_text
     if pinned:

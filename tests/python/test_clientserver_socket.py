@@ -402,3 +402,36 @@ def test_default_clientserver_stays_in_process():
     '''))
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["inproc"]
+
+
+def test_pysparks_late_callback_server_start():
+    # what pyspark.java_gateway.ensure_callback_server_started does (foreachBatch,
+    # StreamingQueryListener) on the ClientServer PySpark makes: no PythonServer at first
+    # (eager_load=False, port 0), then one on an ephemeral port Java is re-pointed at
+    from py4jni import JavaObject
+    side = Java(token="s3cret")
+    try:
+        cs = ClientServer(JavaParameters(port=side.port, auth_token="s3cret", auto_convert=True),
+                          PythonParameters(port=0, eager_load=False))
+        side.made.append(cs)
+        assert "_callback_server" in cs.__dict__ and cs._callback_server is None
+        cs.callback_server_parameters.eager_load = True
+        cs.callback_server_parameters.daemonize = True
+        cs.callback_server_parameters.daemonize_connections = True
+        cs.callback_server_parameters.port = 0
+        cs.start_callback_server(cs.callback_server_parameters)
+        assert cs._callback_server is cs.get_callback_server()
+        port = cs._callback_server.server_socket.getsockname()[1]
+        assert port == cs._callback_server.get_listening_port() != 0
+        cs._callback_server.port = port
+        cs._python_proxy_port = port
+        jgws = JavaObject("GATEWAY_SERVER", cs._gateway_client)
+        jgws.resetCallbackClient(jgws.getCallbackClient().getAddress(), port)
+        fx = cs.jvm.org.py4jni.fixtures.CallbackFixtures
+        down = Down(fx)
+        assert fx.recurseOnThread(down, 3) == 3  # a Java thread reached the new server
+        assert down.threads[0] != threading.get_ident()
+        cs.shutdown_callback_server()
+        assert cs._callback_server is None
+    finally:
+        side.close()
