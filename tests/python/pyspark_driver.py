@@ -1,11 +1,13 @@
 """One PySpark driver session for tests/python/test_pyspark.py, run in a child process.
 
-``python pyspark_driver.py py4jni|stock TMPDIR``: with ``py4jni`` the driver JVM is
-embedded by ``py4jni.pyspark.enable()`` (called after pyspark.sql is imported, the
+``python pyspark_driver.py py4jni|stock|socket TMPDIR``: with ``py4jni`` the driver JVM
+is embedded by ``py4jni.pyspark.enable()`` (called after pyspark.sql is imported, the
 harder case: the names and converters PySpark took from py4j are carried over), with
-``stock`` PySpark starts it with spark-submit as usual. The same steps run in both; the last stdout line is
-``RESULT <json>``: each step's result, or ``{"error": ...}`` when it raised. Spark's
-local and temp directories go under TMPDIR (the exit check looks there afterwards).
+``stock`` PySpark starts it with spark-submit as usual; ``socket`` is stock run under
+``python -m py4jni run --socket`` (its py4j imports are py4jni's socket mode). The same
+steps run in all three; the last stdout line is ``RESULT <json>``: each step's result,
+or ``{"error": ...}`` when it raised. Spark's local and temp directories go under TMPDIR
+(the exit check looks there afterwards).
 """
 from __future__ import annotations
 
@@ -85,6 +87,14 @@ def _sql() -> Any:
 @step("rdd")
 def _rdd() -> Any:
     return sc.parallelize(range(100), 4).map(lambda x: x * x).filter(lambda x: x % 3 == 0).sum()
+
+
+@step("accumulator")
+def _accumulator() -> Any:
+    # workers' updates reach the driver's accumulator server (auth token of the gateway)
+    acc = sc.accumulator(0)
+    sc.parallelize(range(10), 2).foreach(lambda x: acc.add(x))
+    return acc.value
 
 
 @step("udf")
@@ -214,6 +224,19 @@ def _new_session() -> Any:
     n = again.range(7).count()
     same_gateway = again.sparkContext._gateway is sc._gateway
     return {"count": n, "same_gateway": same_gateway}
+
+
+@step("gateway_shutdown")
+def _gateway_shutdown() -> Any:
+    SparkSession.getActiveSession().stop()
+    gateway = sc._gateway
+    gateway.shutdown()  # then Java is unreachable through it; exit stays clean
+    try:
+        gateway.jvm.java.lang.System.nanoTime()
+    except Exception as exc:  # noqa: BLE001 - which error is the result
+        return {"after_shutdown": type(exc).__name__,
+                "py4j_error": isinstance(exc, __import__("py4j.protocol").protocol.Py4JError)}
+    return {"after_shutdown": "answered"}
 
 
 print("RESULT " + json.dumps(results, default=str), flush=True)
