@@ -435,3 +435,58 @@ def test_pysparks_late_callback_server_start():
         assert cs._callback_server is None
     finally:
         side.close()
+
+
+EXIT_PROGRAM = textwrap.dedent('''
+    import sys, threading, time
+    sys.path.insert(0, sys.argv[3])
+    from clientserver_scenario import FX, Add, Down
+    from py4jni.clientserver import ClientServer, JavaParameters, PythonParameters
+
+    cs = ClientServer(JavaParameters(port=int(sys.argv[1])),
+                      PythonParameters(port=int(sys.argv[2])))
+    fx = cs.jvm.org.py4jni.fixtures.CallbackFixtures
+    assert fx.recurseOnThread(Down(fx), 2) == 2  # a PythonServer connection stays open
+    inside = threading.Event()
+
+    class Slow(Add):
+        def apply(self, a, b):
+            inside.set()
+            time.sleep(60)  # Java waits for this answer when the interpreter exits
+            return a + b
+
+    def in_java():  # a pinned connection waiting for Java's answer
+        cs.jvm.java.lang.Thread.sleep(60000)
+
+    def in_callback():  # a pinned connection running Java's callback
+        cs.jvm.org.py4jni.fixtures.Callbacks.apply(Slow(), 1, 2)
+
+    for target in (in_java, in_callback):
+        threading.Thread(target=target, daemon=True).start()
+    inside.wait(30)
+    time.sleep(0.2)  # the other daemon thread is in Java's sleep by now
+    print("exiting", flush=True)
+    sys.exit(int(sys.argv[4]))
+''')
+
+
+@pytest.mark.parametrize("code", [0, 3])
+def test_exit_with_daemon_threads_on_pinned_connections(tmp_path, code):
+    # as PySpark's driver ends: no shutdown(), daemon threads blocked on their pinned
+    # connections (in a Java call, in a callback), a PythonServer connection open
+    script = tmp_path / "exit.py"
+    script.write_text(EXIT_PROGRAM)
+    python_port = free_port()
+    proc, java_port = start_java_clientserver(python_port)
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        out = subprocess.run([sys.executable, str(script), str(java_port), str(python_port),
+                              here, str(code)], capture_output=True, text=True,
+                             timeout=50, env=dict(os.environ))  # under the threads' 60 s
+        assert out.returncode == code, out.stderr
+        assert out.stdout.split() == ["exiting"]
+        for sign in ("Traceback", "Exception ignored", "Fatal Python"):
+            assert sign not in out.stderr, out.stderr
+    finally:
+        proc.kill()
+        proc.wait()
