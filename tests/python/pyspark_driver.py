@@ -45,7 +45,10 @@ if MODE == "py4jni":  # after pyspark's imports: its py4j names and converters m
 spark = (SparkSession.builder.master("local[2]")
          .config("spark.ui.enabled", "false")
          .config("spark.local.dir", TMP)
-         .config("spark.driver.extraJavaOptions", f"-Djava.io.tmpdir={TMP}")
+         # three drivers run at once on two cores: C1 only and one GC thread spare the
+         # JIT's and GC's threads most of their CPU in this short session
+         .config("spark.driver.extraJavaOptions",
+                 f"-Djava.io.tmpdir={TMP} -XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
          .config("spark.sql.shuffle.partitions", "2")
          .getOrCreate())
 sc = spark.sparkContext
