@@ -100,6 +100,24 @@ def _accumulator() -> Any:
     return acc.value
 
 
+@step("broadcast")
+def _broadcast() -> Any:
+    b = sc.broadcast({"a": 1, "b": 2})
+    return sc.parallelize(["a", "b", "a"], 2).map(lambda k: b.value[k]).collect()
+
+
+@step("ml_pipeline")
+def _ml() -> Any:
+    # pyspark.ml's Java wrappers: _new_java_obj, params through new_array and _py2java
+    from pyspark.ml import Pipeline
+    from pyspark.ml.feature import StringIndexer, VectorAssembler
+    small = spark.createDataFrame([("x", 1.0), ("y", 2.0), ("x", 3.0)], ["k", "v"])
+    model = Pipeline(stages=[
+        StringIndexer(inputCol="k", outputCol="ki", stringOrderType="alphabetAsc"),
+        VectorAssembler(inputCols=["ki", "v"], outputCol="f")]).fit(small)
+    return [r.f.toArray().tolist() for r in model.transform(small).orderBy("v").collect()]
+
+
 @step("udf")
 def _udf() -> Any:
     shout = F.udf(lambda s: s.upper() + "!", "string")

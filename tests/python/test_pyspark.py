@@ -109,6 +109,11 @@ def test_accumulator_updates_reach_the_driver(res):
     assert ok(res, "accumulator") == 45
 
 
+def test_broadcast_and_ml_pipeline(res):
+    assert ok(res, "broadcast") == [1, 2, 1]
+    assert ok(res, "ml_pipeline") == [[0.0, 1.0], [1.0, 2.0], [0.0, 3.0]]
+
+
 @pytest.mark.parametrize("mode", ["py4jni", "socket"])
 def test_gateway_shutdown_then_calls_raise_py4jerror(runs, mode):
     assert ok(runs[mode]["results"], "gateway_shutdown") == {"after_shutdown": "Py4JError",
