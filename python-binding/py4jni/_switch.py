@@ -11,7 +11,8 @@ the embedded JVM with ``PY4JNI_CLASSPATH`` and the entry point class
 py4j's own behaviour (a GatewayServer must be listening). In in-process mode, importing
 ``pyspark`` calls ``py4jni.pyspark.enable()`` once the package is loaded (Spark's
 driver JVM is then embedded; see py4jni.pyspark); other imports pay one string
-comparison.
+comparison. In socket mode PySpark keeps its launcher (spark-submit), and the
+``ClientServer`` it makes is py4jni's pinned-thread socket client.
 """
 from __future__ import annotations
 

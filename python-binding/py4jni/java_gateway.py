@@ -473,8 +473,11 @@ class JavaGateway(_py4jni.Namespace):
             transport = _transports.PINNED
         self.gateway_parameters = gateway_parameters or GatewayParameters(
             auto_field=auto_field, auto_convert=auto_convert, eager_load=eager_load)
+        # py4j's default: not started at construction, and Java's callback connections
+        # must present the gateway's token (PySpark's GatewayServer sends it)
         self.callback_server_parameters = callback_server_parameters or \
-            CallbackServerParameters(port=python_proxy_port)
+            CallbackServerParameters(port=python_proxy_port, eager_load=False,
+                                     auth_token=self.gateway_parameters.auth_token)
         self.python_server_entry_point = python_server_entry_point
         self._auto_convert = auto_convert or self.gateway_parameters.auto_convert
         self._transport = transport

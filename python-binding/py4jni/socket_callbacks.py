@@ -43,9 +43,11 @@ result encoded as call arguments are (in C: ``_py4jni.wire_decode_args`` and
 Java exception (``!xr<id>``). ``g`` (proxy id, ``e``) answers ``!y``. Objects that do
 not define ``toString``, ``hashCode`` or ``equals`` get ``str(obj)``, an identity hash and
 identity (``other is self``) for them, as in-process. ``A`` (auth token, ``e``) first
-on every connection when ``CallbackServerParameters.auth_token`` is set (the gateway's
-token is not used: py4j's command-line GatewayServer does not authenticate its callback
-connections).
+on every connection when ``CallbackServerParameters.auth_token`` is set; a gateway made
+without callback_server_parameters takes its own token for them, as in py4j (a
+GatewayServer built with ``callbackClient(port, address, token)``, as PySpark's, sends
+it; py4j's command-line GatewayServer with --enable-auth does not: pass
+CallbackServerParameters without a token there).
 
 *Pinned-thread mode* (py4jni.clientserver, a py4j ClientServer): Java calls a proxy on
 the connection of the Python thread waiting for it; the C client hands the command to
@@ -552,7 +554,7 @@ class _GatewayCallbacks:
             if self.pinned:
                 server = self._python_server(client, params)
                 server.start()
-                self.server = server
+                self._publish(server)
                 return True
             server = CallbackServer(self.pool, client, callback_server_parameters=params)
             try:
@@ -578,8 +580,17 @@ class _GatewayCallbacks:
                 raise
             if self.entry_point is not None:
                 self.pool.put(self.entry_point, force_id=ENTRY_POINT_OBJECT_ID)
-            self.server = server
+            self._publish(server)
             return True
+
+    def _publish(self, server: CallbackServer | None) -> None:
+        """Records the running server, also as the gateway's ``_callback_server`` (py4j's
+        instance attribute, which PySpark reads: ``ensure_callback_server_started`` takes
+        the port from its ``server_socket`` and re-points Java at it)."""
+        self.server = server
+        gateway = self._gateway_ref()
+        if gateway is not None:
+            gateway.__dict__["_callback_server"] = server
 
     def _python_server(self, client: Any, params: Any) -> CallbackServer:
         """py4j's PythonServer for a pinned-thread client (py4jni.clientserver)."""
@@ -617,7 +628,8 @@ class _GatewayCallbacks:
     def shutdown(self) -> None:
         """Stops the callback server (if it runs); the pool is emptied."""
         with self.lock:
-            server, self.server = self.server, None
+            server = self.server
+            self._publish(None)
         if server is not None:
             server.shutdown()
 
@@ -633,10 +645,13 @@ def attach(gateway: Any, explicit_params: bool, start: bool, pinned: bool = Fals
     otherwise). ``pinned``: a ClientServer's client, whose command hook runs the
     callbacks Java sends on a thread's own connection."""
     params = gateway.callback_server_parameters
-    # Unlike py4j, the gateway's auth token is not copied: py4j's GatewayServer started
-    # with --enable-auth opens callback connections without authenticating.
+    # As in py4j, the gateway's auth token is the callback server's only when no
+    # callback_server_parameters were given (JavaGateway's default parameters carry it).
     state = _GatewayCallbacks(gateway, params, explicit_params, pinned)
     gateway.__dict__["_socket_callbacks"] = state
+    # py4j's instance attributes (None until a server runs; the port asked for)
+    gateway.__dict__["_callback_server"] = None
+    gateway.__dict__["_python_proxy_port"] = params.port
     client = gateway._gateway_client
     client.proxy_hook = state.proxy_text
     if pinned:

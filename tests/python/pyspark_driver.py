@@ -1,11 +1,13 @@
 """One PySpark driver session for tests/python/test_pyspark.py, run in a child process.
 
-``python pyspark_driver.py py4jni|stock TMPDIR``: with ``py4jni`` the driver JVM is
-embedded by ``py4jni.pyspark.enable()`` (called after pyspark.sql is imported, the
+``python pyspark_driver.py py4jni|stock|socket TMPDIR``: with ``py4jni`` the driver JVM
+is embedded by ``py4jni.pyspark.enable()`` (called after pyspark.sql is imported, the
 harder case: the names and converters PySpark took from py4j are carried over), with
-``stock`` PySpark starts it with spark-submit as usual. The same steps run in both; the last stdout line is
-``RESULT <json>``: each step's result, or ``{"error": ...}`` when it raised. Spark's
-local and temp directories go under TMPDIR (the exit check looks there afterwards).
+``stock`` PySpark starts it with spark-submit as usual; ``socket`` is stock run under
+``python -m py4jni run --socket`` (its py4j imports are py4jni's socket mode). The same
+steps run in all three; the last stdout line is ``RESULT <json>``: each step's result,
+or ``{"error": ...}`` when it raised. Spark's local and temp directories go under TMPDIR
+(the exit check looks there afterwards).
 """
 from __future__ import annotations
 
@@ -43,7 +45,10 @@ if MODE == "py4jni":  # after pyspark's imports: its py4j names and converters m
 spark = (SparkSession.builder.master("local[2]")
          .config("spark.ui.enabled", "false")
          .config("spark.local.dir", TMP)
-         .config("spark.driver.extraJavaOptions", f"-Djava.io.tmpdir={TMP}")
+         # three drivers run at once on two cores: C1 only and one GC thread spare the
+         # JIT's and GC's threads most of their CPU in this short session
+         .config("spark.driver.extraJavaOptions",
+                 f"-Djava.io.tmpdir={TMP} -XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
          .config("spark.sql.shuffle.partitions", "2")
          .getOrCreate())
 sc = spark.sparkContext
@@ -85,6 +90,32 @@ def _sql() -> Any:
 @step("rdd")
 def _rdd() -> Any:
     return sc.parallelize(range(100), 4).map(lambda x: x * x).filter(lambda x: x % 3 == 0).sum()
+
+
+@step("accumulator")
+def _accumulator() -> Any:
+    # workers' updates reach the driver's accumulator server (auth token of the gateway)
+    acc = sc.accumulator(0)
+    sc.parallelize(range(10), 2).foreach(lambda x: acc.add(x))
+    return acc.value
+
+
+@step("broadcast")
+def _broadcast() -> Any:
+    b = sc.broadcast({"a": 1, "b": 2})
+    return sc.parallelize(["a", "b", "a"], 2).map(lambda k: b.value[k]).collect()
+
+
+@step("ml_pipeline")
+def _ml() -> Any:
+    # pyspark.ml's Java wrappers: _new_java_obj, params through new_array and _py2java
+    from pyspark.ml import Pipeline
+    from pyspark.ml.feature import StringIndexer, VectorAssembler
+    small = spark.createDataFrame([("x", 1.0), ("y", 2.0), ("x", 3.0)], ["k", "v"])
+    model = Pipeline(stages=[
+        StringIndexer(inputCol="k", outputCol="ki", stringOrderType="alphabetAsc"),
+        VectorAssembler(inputCols=["ki", "v"], outputCol="f")]).fit(small)
+    return [r.f.toArray().tolist() for r in model.transform(small).orderBy("v").collect()]
 
 
 @step("udf")
@@ -214,6 +245,19 @@ def _new_session() -> Any:
     n = again.range(7).count()
     same_gateway = again.sparkContext._gateway is sc._gateway
     return {"count": n, "same_gateway": same_gateway}
+
+
+@step("gateway_shutdown")
+def _gateway_shutdown() -> Any:
+    SparkSession.getActiveSession().stop()
+    gateway = sc._gateway
+    gateway.shutdown()  # then Java is unreachable through it; exit stays clean
+    try:
+        gateway.jvm.java.lang.System.nanoTime()
+    except Exception as exc:  # noqa: BLE001 - which error is the result
+        return {"after_shutdown": type(exc).__name__,
+                "py4j_error": isinstance(exc, __import__("py4j.protocol").protocol.Py4JError)}
+    return {"after_shutdown": "answered"}
 
 
 print("RESULT " + json.dumps(results, default=str), flush=True)

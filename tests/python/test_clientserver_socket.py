@@ -402,3 +402,91 @@ def test_default_clientserver_stays_in_process():
     '''))
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["inproc"]
+
+
+def test_pysparks_late_callback_server_start():
+    # what pyspark.java_gateway.ensure_callback_server_started does (foreachBatch,
+    # StreamingQueryListener) on the ClientServer PySpark makes: no PythonServer at first
+    # (eager_load=False, port 0), then one on an ephemeral port Java is re-pointed at
+    from py4jni import JavaObject
+    side = Java(token="s3cret")
+    try:
+        cs = ClientServer(JavaParameters(port=side.port, auth_token="s3cret", auto_convert=True),
+                          PythonParameters(port=0, eager_load=False))
+        side.made.append(cs)
+        assert "_callback_server" in cs.__dict__ and cs._callback_server is None
+        cs.callback_server_parameters.eager_load = True
+        cs.callback_server_parameters.daemonize = True
+        cs.callback_server_parameters.daemonize_connections = True
+        cs.callback_server_parameters.port = 0
+        cs.start_callback_server(cs.callback_server_parameters)
+        assert cs._callback_server is cs.get_callback_server()
+        port = cs._callback_server.server_socket.getsockname()[1]
+        assert port == cs._callback_server.get_listening_port() != 0
+        cs._callback_server.port = port
+        cs._python_proxy_port = port
+        jgws = JavaObject("GATEWAY_SERVER", cs._gateway_client)
+        jgws.resetCallbackClient(jgws.getCallbackClient().getAddress(), port)
+        fx = cs.jvm.org.py4jni.fixtures.CallbackFixtures
+        down = Down(fx)
+        assert fx.recurseOnThread(down, 3) == 3  # a Java thread reached the new server
+        assert down.threads[0] != threading.get_ident()
+        cs.shutdown_callback_server()
+        assert cs._callback_server is None
+    finally:
+        side.close()
+
+
+EXIT_PROGRAM = textwrap.dedent('''
+    import sys, threading, time
+    sys.path.insert(0, sys.argv[3])
+    from clientserver_scenario import FX, Add, Down
+    from py4jni.clientserver import ClientServer, JavaParameters, PythonParameters
+
+    cs = ClientServer(JavaParameters(port=int(sys.argv[1])),
+                      PythonParameters(port=int(sys.argv[2])))
+    fx = cs.jvm.org.py4jni.fixtures.CallbackFixtures
+    assert fx.recurseOnThread(Down(fx), 2) == 2  # a PythonServer connection stays open
+    inside = threading.Event()
+
+    class Slow(Add):
+        def apply(self, a, b):
+            inside.set()
+            time.sleep(60)  # Java waits for this answer when the interpreter exits
+            return a + b
+
+    def in_java():  # a pinned connection waiting for Java's answer
+        cs.jvm.java.lang.Thread.sleep(60000)
+
+    def in_callback():  # a pinned connection running Java's callback
+        cs.jvm.org.py4jni.fixtures.Callbacks.apply(Slow(), 1, 2)
+
+    for target in (in_java, in_callback):
+        threading.Thread(target=target, daemon=True).start()
+    inside.wait(30)
+    time.sleep(0.2)  # the other daemon thread is in Java's sleep by now
+    print("exiting", flush=True)
+    sys.exit(int(sys.argv[4]))
+''')
+
+
+@pytest.mark.parametrize("code", [0, 3])
+def test_exit_with_daemon_threads_on_pinned_connections(tmp_path, code):
+    # as PySpark's driver ends: no shutdown(), daemon threads blocked on their pinned
+    # connections (in a Java call, in a callback), a PythonServer connection open
+    script = tmp_path / "exit.py"
+    script.write_text(EXIT_PROGRAM)
+    python_port = free_port()
+    proc, java_port = start_java_clientserver(python_port)
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        out = subprocess.run([sys.executable, str(script), str(java_port), str(python_port),
+                              here, str(code)], capture_output=True, text=True,
+                             timeout=50, env=dict(os.environ))  # under the threads' 60 s
+        assert out.returncode == code, out.stderr
+        assert out.stdout.split() == ["exiting"]
+        for sign in ("Traceback", "Exception ignored", "Fatal Python"):
+            assert sign not in out.stderr, out.stderr
+    finally:
+        proc.kill()
+        proc.wait()

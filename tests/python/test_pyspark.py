@@ -1,13 +1,17 @@
-"""PySpark's driver with the JVM embedded by py4jni (py4jni.pyspark.enable()).
+"""PySpark's driver with the JVM embedded by py4jni (py4jni.pyspark.enable()), and stock
+PySpark on py4jni's socket mode.
 
 One in-process session runs every step of tests/python/pyspark_driver.py in a child
 process (a process holds one JVM, and this pytest process has its own); the same steps
-run on stock PySpark (spark-submit + py4j) at the same time, and the results must be
-equal. Skipped when pyspark is not installed (tests/setup_env.sh installs it from
+run on stock PySpark (spark-submit + py4j) and on stock PySpark under
+``python -m py4jni run --socket`` (spark-submit, its py4j imports answered by py4jni's
+pinned-thread socket client) at the same time, and the results must be equal. Skipped
+when pyspark is not installed (tests/setup_env.sh installs it from
 tests/requirements-pyspark.txt).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -32,19 +36,24 @@ OWN_FILES = {"stream-in", "stream-ckpt"}
 LOOPBACK = "127.0.0.1"
 
 
+MODES = ("py4jni", "stock", "socket")
+
+
 def _start(mode: str, tmp: str) -> subprocess.Popen:
-    env = dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PY4JNI_")}
     env["PYSPARK_PYTHON"] = sys.executable  # stock: workers need this venv's pyarrow too
     env.pop("PYSPARK_SUBMIT_ARGS", None)
     env.setdefault("SPARK_LOCAL_IP", LOOPBACK)
-    return subprocess.Popen([sys.executable, DRIVER, mode, tmp], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    # socket: stock PySpark whose py4j is py4jni's socket mode (the py4j switch)
+    switch = ["-m", "py4jni", "run", "--socket"] if mode == "socket" else []
+    return subprocess.Popen([sys.executable, *switch, DRIVER, mode, tmp],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
-def _finish(proc: subprocess.Popen, tmp: str) -> dict[str, Any]:
+def _finish(mode: str, proc: subprocess.Popen, tmp: str) -> dict[str, Any]:
     out, err = proc.communicate(timeout=600)
     lines = [ln for ln in out.splitlines() if ln.startswith("RESULT ")]
-    assert lines, f"driver ({proc.args[2]}) printed no result, rc={proc.returncode}:\n" \
+    assert lines, f"driver ({mode}) printed no result, rc={proc.returncode}:\n" \
                   f"{out[-3000:]}\n{err[-5000:]}"
     return {"results": json.loads(lines[-1][len("RESULT "):]), "rc": proc.returncode,
             "stderr": err, "left": sorted(set(os.listdir(tmp)) - OWN_FILES)}
@@ -52,13 +61,14 @@ def _finish(proc: subprocess.Popen, tmp: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def runs() -> Iterator[dict[str, dict[str, Any]]]:
-    """Both drivers, run concurrently once for the module."""
-    with tempfile.TemporaryDirectory() as t1, tempfile.TemporaryDirectory() as t2:
-        procs = {"py4jni": (_start("py4jni", t1), t1), "stock": (_start("stock", t2), t2)}
+    """The three drivers, run concurrently once for the module."""
+    with contextlib.ExitStack() as stack:
+        tmps = {m: stack.enter_context(tempfile.TemporaryDirectory()) for m in MODES}
+        procs = {m: _start(m, tmps[m]) for m in MODES}
         try:
-            results = {mode: _finish(p, t) for mode, (p, t) in procs.items()}
-        finally:  # a driver that failed must not leave the other one running
-            for p, _ in procs.values():
+            results = {m: _finish(m, procs[m], tmps[m]) for m in MODES}
+        finally:  # a driver that failed must not leave the others running
+            for p in procs.values():
                 if p.poll() is None:
                     p.kill()
                     p.communicate()
@@ -93,6 +103,25 @@ def test_dataframe_sql_rdd(res):
 
 def test_python_udf_runs_in_spark_workers(res):
     assert ok(res, "udf") == ["N0!", "N1!", "N2!"]
+
+
+def test_accumulator_updates_reach_the_driver(res):
+    assert ok(res, "accumulator") == 45
+
+
+def test_broadcast_and_ml_pipeline(res):
+    assert ok(res, "broadcast") == [1, 2, 1]
+    assert ok(res, "ml_pipeline") == [[0.0, 1.0], [1.0, 2.0], [0.0, 3.0]]
+
+
+@pytest.mark.parametrize("mode", ["py4jni", "socket"])
+def test_gateway_shutdown_then_calls_raise_py4jerror(runs, mode):
+    assert ok(runs[mode]["results"], "gateway_shutdown") == {"after_shutdown": "Py4JError",
+                                                              "py4j_error": True}
+    # py4j's ClientServer lets the refused reconnection's OSError out (the README's
+    # deviations table)
+    assert runs["stock"]["results"]["gateway_shutdown"] == {
+        "after_shutdown": "ConnectionRefusedError", "py4j_error": False}
 
 
 def test_collect_and_to_pandas(res):
@@ -143,11 +172,12 @@ def test_log_level_is_warn_as_in_the_shell(runs):
     assert " INFO " not in err
 
 
-def test_results_equal_stock_pyspark(runs):
-    mine, stock = runs["py4jni"]["results"], runs["stock"]["results"]
+@pytest.mark.parametrize("mode", ["py4jni", "socket"])
+def test_results_equal_stock_pyspark(runs, mode):
+    mine, stock = runs[mode]["results"], runs["stock"]["results"]
     assert stock["gateway"] == "py4j.clientserver.ClientServer"
     for name in stock:
-        if name in ("gateway", "local_dirs"):
+        if name in ("gateway", "local_dirs", "gateway_shutdown"):  # differ by design
             continue
         a, b = mine[name], stock[name]
         if isinstance(b, dict) and "error" in b:  # same exception class, same message
@@ -155,17 +185,29 @@ def test_results_equal_stock_pyspark(runs):
         elif name == "conf":
             a = {k: v for k, v in a.items() if k != "spark.local.dir"}
             b = {k: v for k, v in b.items() if k != "spark.local.dir"}
-        assert a == b, f"step {name}: py4jni {a!r} != stock {b!r}"
+        assert a == b, f"step {name}: {mode} {a!r} != stock {b!r}"
 
 
-def test_interpreter_exit_is_clean(runs):
-    assert runs["py4jni"]["rc"] == 0, runs["py4jni"]["stderr"][-3000:]
+def test_stock_pyspark_runs_on_py4jnis_socket_mode(runs):
+    res = runs["socket"]["results"]
+    assert ok(res, "gateway") == "py4jni.clientserver.ClientServer"
+    assert ok(res, "foreach_batch_and_listener") == {"batches": [[0, 1, 2, 3, 4]],
+                                                     "started": True}
 
 
-def test_exit_removes_sparks_temp_directories(runs):
-    # Spark deletes them in JVM shutdown hooks, which py4jni runs at interpreter exit
-    assert runs["stock"]["left"] == []
-    assert runs["py4jni"]["left"] == []
+@pytest.mark.parametrize("mode", MODES)
+def test_interpreter_exit_is_clean(runs, mode):
+    err = runs[mode]["stderr"]
+    assert runs[mode]["rc"] == 0, err[-3000:]
+    for sign in ("Traceback (most recent call last)", "Exception ignored", "Fatal Python"):
+        assert sign not in err, err[-3000:]  # nothing raised or crashed at exit
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_exit_removes_sparks_temp_directories(runs, mode):
+    # Spark deletes them in JVM shutdown hooks: in-process py4jni runs them at interpreter
+    # exit; spark-submit's JVM (stock, socket) exits when the driver's stdin pipe closes
+    assert runs[mode]["left"] == []
 
 
 def error_of(setup: str, action: str, after: str = "") -> str:

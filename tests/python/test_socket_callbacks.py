@@ -18,7 +18,7 @@ import weakref
 
 import pytest
 
-from conftest import fixtures_jar, py4j_jar, run_python
+from conftest import fixtures_jar, free_port, py4j_jar, run_python
 from py4jni import (CallbackServerParameters, GatewayParameters, JavaGateway, Py4JJavaError,
                     Py4JNetworkError, launch_gateway)
 from py4jni import socket_callbacks
@@ -620,3 +620,38 @@ def test_callback_server_starts_before_java_is_up():
         if proc is not None:
             proc.kill()
             proc.wait()
+
+
+def test_default_callback_parameters_take_the_gateways_token():
+    # PySpark with PYSPARK_PIN_THREAD=false: JavaGateway(GatewayParameters(port, token))
+    # without callback parameters, on a GatewayServer whose callback client authenticates
+    # with the same token; ensure_callback_server_started then starts the server late
+    from py4jni import JavaObject
+    port, proc = launch_gateway(classpath=os.pathsep.join([py4j_jar(), fixtures_jar()]),
+                                die_on_exit=True, return_proc=True)
+    boot = JavaGateway(gateway_parameters=GatewayParameters(port=port))
+    try:
+        jvm, token = boot.jvm, "s3cret"
+        loopback = jvm.java.net.InetAddress.getByName("127.0.0.1")
+        server = jvm.py4j.GatewayServer.GatewayServerBuilder().javaPort(0) \
+            .authToken(token).callbackClient(free_port(), loopback, token).build()
+        server.start()
+        gw = JavaGateway(gateway_parameters=GatewayParameters(
+            port=server.getListeningPort(), auth_token=token, auto_convert=True))
+        try:
+            params = gw.callback_server_parameters
+            assert params.auth_token == token and not params.eager_load
+            assert gw._callback_server is None
+            params.eager_load, params.port = True, 0
+            gw.start_callback_server(params)
+            cb_port = gw._callback_server.server_socket.getsockname()[1]
+            jgws = JavaObject("GATEWAY_SERVER", gw._gateway_client)
+            jgws.resetCallbackClient(jgws.getCallbackClient().getAddress(), cb_port)
+            assert gw.jvm.org.py4jni.fixtures.Callbacks.apply(Add(), 4, 5) == 9
+        finally:
+            gw.close()
+            server.shutdown()
+    finally:
+        boot.close()
+        proc.kill()
+        proc.wait()
