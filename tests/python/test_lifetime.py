@@ -40,11 +40,15 @@ def test_exceptions_and_results_release_refs(gateway):
 
     round_trip()  # warm: class and method caches hold global refs of their own
     gc.collect()
+    round_trip()  # releases that earlier tests left queued are made by the next call
+    gc.collect()
     before = client.global_ref_count()
     for _ in range(1000):
         round_trip()
     gc.collect()
-    assert client.global_ref_count() == before
+    # A leak grows the count by >= 1000; releases of other tests' objects that still
+    # arrive (a finalizer of an earlier test's proxy) may only lower it.
+    assert client.global_ref_count() <= before
 
 
 def test_detach_then_drop(gateway):
