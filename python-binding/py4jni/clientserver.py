@@ -277,8 +277,9 @@ class ClientServerConnection(CallbackConnection):
 
     def run(self) -> None:
         """Serves Java's commands on this thread until Java closes the connection."""
-        if isinstance(self.java_client, JavaClient):  # as py4j: this thread's connection
-            self.java_client.set_thread_connection(self)
+        client = self.java_client
+        if isinstance(client, _py4jni.Client) and client.caps & _py4jni.CAP_PINNED:
+            client.set_thread_connection(self)  # as py4j: this thread's connection
         try:
             # C serves (and closes) a duplicate; the socket stays here for close()
             fd = os.dup(self.socket.fileno())
