@@ -292,19 +292,24 @@ def test_close_leaves_java_running(java):
     assert other.entry_point.hello("y") == "hello y"
 
 
+def assert_raw_text_calls_back_here(cs, send_command):
+    """Sends py4j command text with `send_command`: a call, then one whose Java side
+    calls a Python proxy back, which must run on this thread (as in py4j)."""
+    assert send_command("c\nt\nhello\nsraw\ne\n") == "yshello raw"
+    op = Add()
+    pid = cs.gateway_property.pool.put(op)
+    answer = send_command("c\nz:org.py4jni.fixtures.Callbacks\napply\n"
+                          f"f{pid};org.py4jni.fixtures.Operator\ni1\ni2\ne\n")
+    assert answer == "yi3"
+    assert op.threads == [threading.get_ident()]
+
+
 def test_raw_client_connection(cs):
     conn = ClientServerConnection(cs.java_parameters, cs.python_parameters,
                                   cs.gateway_property, cs._gateway_client)
     conn.connect_to_java_server()
     try:
-        assert conn.send_command("c\nt\nhello\nsraw\ne\n") == "yshello raw"
-        op = Add()
-        pid = cs.gateway_property.pool.put(op)
-        # Java calls the proxy back on this connection: it runs here, as in py4j
-        answer = conn.send_command("c\nz:org.py4jni.fixtures.Callbacks\napply\n"
-                                   f"f{pid};org.py4jni.fixtures.Operator\ni1\ni2\ne\n")
-        assert answer == "yi3"
-        assert op.threads == [threading.get_ident()]
+        assert_raw_text_calls_back_here(cs, conn.send_command)
     finally:
         conn.close()
     assert not conn.is_connected
@@ -495,14 +500,7 @@ def test_exit_with_daemon_threads_on_pinned_connections(tmp_path, code):
 def test_client_send_command_runs_callbacks_on_the_calling_thread(cs):
     # py4j's JavaClient.send_command: the thread's own connection, so a callback Java
     # makes meanwhile runs here (on the thread that waits for the answer)
-    client = cs._gateway_client
-    assert client.send_command("c\nt\nhello\nsraw\ne\n") == "yshello raw"
-    op = Add()
-    pid = cs.gateway_property.pool.put(op)
-    answer = client.send_command("c\nz:org.py4jni.fixtures.Callbacks\napply\n"
-                                 f"f{pid};org.py4jni.fixtures.Operator\ni1\ni2\ne\n")
-    assert answer == "yi3"
-    assert op.threads == [threading.get_ident()]
+    assert_raw_text_calls_back_here(cs, cs._gateway_client.send_command)
 
 
 def test_client_send_command_uses_a_connection_set_for_the_thread(cs):
