@@ -188,9 +188,10 @@ typedef struct p4j_client_ops {
      * GatewayClient.send_command takes it) on the calling thread's connection (pinned)
      * or a pooled one, and sets *answer to the answer line without its '\n' (malloc'd,
      * *answer_len bytes, NUL-terminated; empty when the peer closed the connection). In
-     * pinned-thread mode commands the peer sends meanwhile run as during any call. */
+     * pinned-thread mode commands the peer sends meanwhile run as during any call.
+     * *stage tells how far a failed command got: 0 no connection, 1 sending, 2 sent. */
     p4j_status (*raw_command)(p4j_client *c, const char *text, size_t len, char **answer,
-                              size_t *answer_len, p4j_error *err);
+                              size_t *answer_len, int *stage, p4j_error *err);
     /* Closes the connections nobody is using (py4j's GatewayClient.close): the idle
      * pooled ones, and in pinned-thread mode the calling thread's when it is idle. The
      * client stays usable: later commands open new connections. */

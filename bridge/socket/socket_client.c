@@ -1593,15 +1593,17 @@ static void op_close_idle(p4j_client *c)
 }
 
 static p4j_status op_raw_command(p4j_client *c, const char *text, size_t len, char **answer,
-                                 size_t *answer_len, p4j_error *err)
+                                 size_t *answer_len, int *stage, p4j_error *err)
 {
     socket_client *sc = SC(c);
     conn *cn;
     size_t n = 0;
     *answer = NULL;
     *answer_len = 0;
+    *stage = 0;
     if (acquire(sc, &cn, err) != P4J_OK)
         return P4J_ERROR;
+    *stage = 1;
     p4j_status st;
     bool empty = false; /* the peer closed the connection: py4j reads an empty answer */
     if (cn->broken) /* pinned: an inner use of the connection failed */
@@ -1610,6 +1612,8 @@ static p4j_status op_raw_command(p4j_client *c, const char *text, size_t len, ch
                                              "py4j server at %s failed earlier", sc->label);
     else
         st = send_all(sc, cn, text, len, err);
+    if (st == P4J_OK)
+        *stage = 2;
     if (st == P4J_OK && await_answer(sc, cn, &n, err) != P4J_OK) {
         empty = cn->eof && !sc->base.closed;
         st = empty ? P4J_OK : P4J_ERROR;

@@ -43,7 +43,8 @@ def _log() -> Any:
 
 def send_command(client: Any, command: str, retry: bool = True, binary: bool = False) -> Any:
     """py4j's ``send_command``: sends raw py4j command text and returns the answer
-    without its ``!`` (``proto.ERROR`` after a network failure, as py4j). With
+    without its ``!`` (``proto.ERROR`` when the exchange failed, as py4j; a connection
+    that cannot be opened raises Py4JNetworkError). With
     ``binary``, the command goes out on a connection of its own and the result is
     ``(answer, guard)``: the guard reads the bytes that follow and closes the connection
     on exit. In-process: Py4JError (no wire protocol)."""
@@ -69,8 +70,10 @@ def send_command(client: Any, command: str, retry: bool = True, binary: bool = F
             raise Py4JNetworkError("Answer from Java side is empty", when=proto.EMPTY_RESPONSE)
         return answer
     except Py4JNetworkError as pne:
-        # py4j resends once when nothing was received; a C connection that failed is
-        # already closed, so a resend goes out on a new one
+        if pne.when is None:  # no connection could be opened: raised, as py4j
+            raise
+        # py4j resends once when sending failed or the answer was empty; a C connection
+        # that failed is already closed, so a resend goes out on a new one
         if retry and pne.when in (proto.EMPTY_RESPONSE, proto.ERROR_ON_SEND):
             return send_command(client, command, False)
         _log().exception("Exception while sending command.")

@@ -277,9 +277,23 @@ static PyObject *client_raw_command(PyObject *self, PyObject *arg)
     }
     char *answer = NULL;
     size_t alen = 0;
+    int stage = 0;
     p4j_error err = {0};
     p4j_status st;
-    P4J_RUN(st, cl->c->ops->raw_command(cl->c, text, (size_t)len, &answer, &alen, &err));
+    P4J_RUN(st, cl->c->ops->raw_command(cl->c, text, (size_t)len, &answer, &alen, &stage,
+                                        &err));
+    if (st != P4J_OK && err.kind == P4J_ERR_NETWORK && stage > 0) {
+        /* py4j's Py4JNetworkError(message, None, when): the caller decides on a retry */
+        PyObject *exc = PyObject_CallFunction(p4j_reg.Py4JNetworkError, "sOs",
+                                              err.message ? err.message : "network error",
+                                              Py_None, stage == 1 ? "on_send" : "on_receive");
+        p4j_error_clear(cl->c, &err);
+        if (exc) {
+            PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+            Py_DECREF(exc);
+        }
+        return NULL;
+    }
     if (st != P4J_OK)
         return p4j_raise(cl, &err, NULL);
     PyObject *res = PyUnicode_DecodeUTF8(answer, (Py_ssize_t)alen, "replace");
@@ -423,7 +437,8 @@ static PyMethodDef client_methods[] = {
     {"shutdown", client_shutdown, METH_NOARGS,
      "Closes this client; later calls raise Py4JError. The process's JVM stays up."},
     {"_raw_command", client_raw_command, METH_O,
-     "_raw_command(text): sends py4j command text, returns the answer line (socket mode)."},
+     "_raw_command(text): sends py4j command text, returns the answer line (socket mode); "
+     "a failure after connecting raises Py4JNetworkError with py4j's `when`."},
     {"_close_idle", client_close_idle, METH_NOARGS,
      "Closes the connections nobody uses (socket mode); the client stays usable."},
 #define API_METHOD(name, doc) \

@@ -155,3 +155,16 @@ def test_stream_goes_through_send_command_binary(gateway):
     with guard:
         assert answer == "yi7"
     assert guard._connection.is_connected is False  # the guard closed its connection
+
+
+def test_send_command_without_a_server_raises_as_py4j():
+    from py4j.java_gateway import GatewayClient as Py4jClient
+    from py4j.java_gateway import GatewayParameters as Py4jParameters
+    from py4j.protocol import Py4JNetworkError as Py4jNetworkError
+
+    from conftest import free_port
+    port = free_port()  # nothing listens there
+    with pytest.raises(Py4jNetworkError):
+        Py4jClient(gateway_parameters=Py4jParameters(port=port)).send_command(MAX)
+    with pytest.raises(Py4JNetworkError):
+        GatewayClient(gateway_parameters=GatewayParameters(port=port)).send_command(MAX)
