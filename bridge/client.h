@@ -184,6 +184,18 @@ typedef struct p4j_client_ops {
      * P4J_OK when the peer closed the connection or the client was shut down. */
     p4j_status (*serve)(p4j_client *c, int fd, const char *auth_token, double read_timeout_s,
                         p4j_error *err);
+    /* Sends `text` (`len` bytes: one or more lines of py4j command text, as py4j's
+     * GatewayClient.send_command takes it) on the calling thread's connection (pinned)
+     * or a pooled one, and sets *answer to the answer line without its '\n' (malloc'd,
+     * *answer_len bytes, NUL-terminated; empty when the peer closed the connection). In
+     * pinned-thread mode commands the peer sends meanwhile run as during any call.
+     * *stage tells how far a failed command got: 0 no connection, 1 sending, 2 sent. */
+    p4j_status (*raw_command)(p4j_client *c, const char *text, size_t len, char **answer,
+                              size_t *answer_len, int *stage, p4j_error *err);
+    /* Closes the connections nobody is using (py4j's GatewayClient.close): the idle
+     * pooled ones, and in pinned-thread mode the calling thread's when it is idle. The
+     * client stays usable: later commands open new connections. */
+    void (*close_idle)(p4j_client *c);
 
     /* ---- Bulk operations for collections and arrays. Each one is optional: NULL when
      * the transport lacks it; callers then fall back to plain Java method calls. ---- */

@@ -1543,25 +1543,98 @@ static p4j_status op_dup(p4j_client *c, const p4j_ref *ref, p4j_ref *out, p4j_er
     return P4J_OK;
 }
 
-static void op_shutdown(p4j_client *c)
+/* Takes the idle pooled connections out of the client; returns them as a chain
+ * (next_idle) for free_chain. Called with sc->mu held. */
+static conn *take_idle_locked(socket_client *sc)
 {
-    socket_client *sc = SC(c);
-    pthread_mutex_lock(&sc->mu);
-    sc->base.closed = 1;
     conn *idle = sc->idle;
     sc->idle = NULL;
     sc->nidle = 0;
     for (conn *cn = idle; cn; cn = cn->next_idle)
         unlink_locked(sc, cn);
+    return idle;
+}
+
+/* Closes and frees a chain of connections taken by take_idle_locked. */
+static void free_chain(conn *chain)
+{
+    while (chain) {
+        conn *next = chain->next_idle;
+        conn_free(chain);
+        chain = next;
+    }
+}
+
+static void op_shutdown(p4j_client *c)
+{
+    socket_client *sc = SC(c);
+    pthread_mutex_lock(&sc->mu);
+    sc->base.closed = 1;
+    conn *idle = take_idle_locked(sc);
     /* wake threads blocked on connections in use; they close them on give_back */
     for (conn *cn = sc->all; cn; cn = cn->next)
         shutdown(cn->fd, SHUT_RDWR);
     pthread_mutex_unlock(&sc->mu);
-    while (idle) {
-        conn *next = idle->next_idle;
-        conn_free(idle);
-        idle = next;
+    free_chain(idle);
+}
+
+static void op_close_idle(p4j_client *c)
+{
+    socket_client *sc = SC(c);
+    pthread_mutex_lock(&sc->mu);
+    conn *idle = take_idle_locked(sc);
+    pthread_mutex_unlock(&sc->mu);
+    free_chain(idle);
+    if (sc->pinned) {
+        conn *cn = thread_conn(sc); /* only its own thread uses or frees it */
+        if (cn && cn->depth == 0)
+            unpin_free(sc, cn);
     }
+}
+
+static p4j_status op_raw_command(p4j_client *c, const char *text, size_t len, char **answer,
+                                 size_t *answer_len, int *stage, p4j_error *err)
+{
+    socket_client *sc = SC(c);
+    conn *cn;
+    size_t n = 0;
+    *answer = NULL;
+    *answer_len = 0;
+    *stage = 0;
+    if (acquire(sc, &cn, err) != P4J_OK)
+        return P4J_ERROR;
+    *stage = 1;
+    p4j_status st;
+    bool empty = false; /* the peer closed the connection: py4j reads an empty answer */
+    if (cn->broken) /* pinned: an inner use of the connection failed */
+        st = sc->base.closed ? closed_error(err)
+                             : p4j_error_set(err, P4J_ERR_NETWORK, "the connection to the "
+                                             "py4j server at %s failed earlier", sc->label);
+    else
+        st = send_all(sc, cn, text, len, err);
+    if (st == P4J_OK)
+        *stage = 2;
+    if (st == P4J_OK && await_answer(sc, cn, &n, err) != P4J_OK) {
+        empty = cn->eof && !sc->base.closed;
+        st = empty ? P4J_OK : P4J_ERROR;
+        if (empty)
+            p4j_error_clear(NULL, err);
+    }
+    if (st == P4J_OK) {
+        *answer = dup_text(empty ? "" : cn->rbuf, empty ? 0 : n);
+        if (!*answer) {
+            cn->broken = true;
+            st = p4j_error_set(err, P4J_ERR_MEMORY, "out of memory reading an answer");
+        } else {
+            *answer_len = empty ? 0 : n;
+            if (!empty)
+                consume_line(cn, n, false);
+            if (*answer_len >= 2 && (*answer)[1] == 'z') /* py4j closes it after "!z..." */
+                cn->broken = true;
+        }
+    }
+    give_back(sc, cn);
+    return st;
 }
 
 static void op_destroy(p4j_client *c)
@@ -1754,7 +1827,9 @@ static p4j_status op_serve(p4j_client *c, int fd, const char *auth_token,
     .ref_from_id = op_ref_from_id, \
     .shutdown_server = p4j_socket_client_shutdown_server, \
     .decode_arg = op_decode_arg, \
-    .encode_answer = op_encode_answer,
+    .encode_answer = op_encode_answer, \
+    .raw_command = op_raw_command, \
+    .close_idle = op_close_idle,
 
 static const p4j_client_ops socket_ops = {
     .name = "socket",

@@ -128,6 +128,7 @@ class JavaClient(GatewayClient, metaclass=_JavaClientType):
         client.auto_close, client.ssl_context, client.is_connected = True, None, True
         client.gateway_property, client.converters = gateway_property, None
         client.finalizer_deque = finalizer_deque
+        client.thread_connection = local()  # py4j's: see get_thread_connection
         if gateway_property is not None:
             from .socket_callbacks import command_hook
             client.command_hook = command_hook(client, gateway_property.pool,
@@ -276,6 +277,9 @@ class ClientServerConnection(CallbackConnection):
 
     def run(self) -> None:
         """Serves Java's commands on this thread until Java closes the connection."""
+        client = self.java_client
+        if isinstance(client, _py4jni.Client) and client.caps & _py4jni.CAP_PINNED:
+            client.set_thread_connection(self)  # as py4j: this thread's connection
         try:
             # C serves (and closes) a duplicate; the socket stays here for close()
             fd = os.dup(self.socket.fileno())

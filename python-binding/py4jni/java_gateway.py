@@ -743,8 +743,9 @@ class GatewayClient(metaclass=_ClientType):
     """py4j's GatewayClient. A gateway's ``_gateway_client`` is a py4jni client with
     py4j's attributes (``address``, ``port``, ``converters``, ``gateway_property``...);
     constructing a GatewayClient connects a socket-mode client to a GatewayServer (pass
-    it to ``JavaGateway(gateway_client=...)``). py4jni sends no raw command text, so
-    there is no ``send_command`` (GatewayConnection has one)."""
+    it to ``JavaGateway(gateway_client=...)``). py4j's methods ``send_command``,
+    ``garbage_collect_object``, ``shutdown_gateway`` and ``close`` are the client's (see
+    py4jni._client_api; ``send_command`` raises Py4JError in-process)."""
 
     def __new__(cls, address: str = DEFAULT_ADDRESS, port: int = DEFAULT_PORT,
                 auto_close: bool = True, gateway_property: Any = None,
@@ -868,16 +869,15 @@ def _member_stream(member: JavaMember, *args: Any) -> GatewayConnectionGuard:
     target = (proto.STATIC_PREFIX + owner._fqn if isinstance(owner, JavaClass)
               else owner._target_id)
     parts = "".join(get_command_part(a) for a in args)
-    connection = GatewayConnection(client.gateway_parameters)
-    connection.start()
+    answer, guard = client.send_command(f"{proto.STREAM_COMMAND_NAME}{target}\n"
+                                        f"{member.name}\n{parts}{proto.END_COMMAND_PART}",
+                                        binary=True)
     try:
-        answer = connection.send_command(f"{proto.STREAM_COMMAND_NAME}{target}\n"
-                                         f"{member.name}\n{parts}{proto.END_COMMAND_PART}")
         get_return_value(answer, client, target, member.name)
     except BaseException:
-        connection.close()
+        guard._connection.close()
         raise
-    return GatewayConnectionGuard(client, connection)
+    return guard
 
 
 def __getattr__(name: str) -> Any:

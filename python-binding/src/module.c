@@ -264,6 +264,95 @@ static PyObject *client_shutdown(PyObject *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+static PyObject *client_raw_command(PyObject *self, PyObject *arg)
+{
+    ClientObject *cl = (ClientObject *)self;
+    Py_ssize_t len;
+    const char *text = PyUnicode_AsUTF8AndSize(arg, &len);
+    if (!text)
+        return NULL;
+    if (!cl->c->ops->raw_command) {
+        PyErr_SetString(p4j_reg.Py4JError, "py4jni: this transport has no py4j command text");
+        return NULL;
+    }
+    char *answer = NULL;
+    size_t alen = 0;
+    int stage = 0;
+    p4j_error err = {0};
+    p4j_status st;
+    P4J_RUN(st, cl->c->ops->raw_command(cl->c, text, (size_t)len, &answer, &alen, &stage,
+                                        &err));
+    if (st != P4J_OK && err.kind == P4J_ERR_NETWORK && stage > 0) {
+        /* py4j's Py4JNetworkError(message, None, when): the caller decides on a retry */
+        PyObject *exc = PyObject_CallFunction(p4j_reg.Py4JNetworkError, "sOs",
+                                              err.message ? err.message : "network error",
+                                              Py_None, stage == 1 ? "on_send" : "on_receive");
+        p4j_error_clear(cl->c, &err);
+        if (exc) {
+            PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+            Py_DECREF(exc);
+        }
+        return NULL;
+    }
+    if (st != P4J_OK)
+        return p4j_raise(cl, &err, NULL);
+    PyObject *res = PyUnicode_DecodeUTF8(answer, (Py_ssize_t)alen, "replace");
+    free(answer);
+    return res;
+}
+
+static PyObject *client_close_idle(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    ClientObject *cl = (ClientObject *)self;
+    if (cl->c->ops->close_idle) {
+        Py_BEGIN_ALLOW_THREADS
+        cl->c->ops->close_idle(cl->c);
+        Py_END_ALLOW_THREADS
+    }
+    Py_RETURN_NONE;
+}
+
+/* Calls py4jni._client_api.<name>(self, *args, **kw): py4j's public GatewayClient and
+ * JavaClient methods are written in Python there (none is on a hot path). */
+static PyObject *client_api_call(const char *name, PyObject *self, PyObject *args,
+                                 PyObject *kw)
+{
+    PyObject *mod = PyImport_ImportModule("py4jni._client_api");
+    if (!mod)
+        return NULL;
+    PyObject *fn = PyObject_GetAttrString(mod, name);
+    Py_DECREF(mod);
+    if (!fn)
+        return NULL;
+    PyObject *full = PyTuple_New(PyTuple_GET_SIZE(args) + 1);
+    if (!full) {
+        Py_DECREF(fn);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(full, 0, Py_NewRef(self));
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); i++)
+        PyTuple_SET_ITEM(full, i + 1, Py_NewRef(PyTuple_GET_ITEM(args, i)));
+    PyObject *res = PyObject_Call(fn, full, kw);
+    Py_DECREF(full);
+    Py_DECREF(fn);
+    return res;
+}
+
+/* Defines client_<name>, a Client method implemented by py4jni._client_api.<name>. */
+#define CLIENT_API(name)                                                            \
+    static PyObject *client_##name(PyObject *self, PyObject *args, PyObject *kw)   \
+    {                                                                               \
+        return client_api_call(#name, self, args, kw);                             \
+    }
+CLIENT_API(close)
+CLIENT_API(shutdown_gateway)
+CLIENT_API(garbage_collect_object)
+CLIENT_API(send_command)
+CLIENT_API(get_thread_connection)
+CLIENT_API(set_thread_connection)
+#undef CLIENT_API
+
 static PyObject *client_global_refs(PyObject *self, PyObject *unused)
 {
     (void)self; (void)unused;
@@ -347,6 +436,26 @@ static PyMethodDef client_methods[] = {
      "field_set(target, name, value): assigns a public field."},
     {"shutdown", client_shutdown, METH_NOARGS,
      "Closes this client; later calls raise Py4JError. The process's JVM stays up."},
+    {"_raw_command", client_raw_command, METH_O,
+     "_raw_command(text): sends py4j command text, returns the answer line (socket mode); "
+     "a failure after connecting raises Py4JNetworkError with py4j's `when`."},
+    {"_close_idle", client_close_idle, METH_NOARGS,
+     "Closes the connections nobody uses (socket mode); the client stays usable."},
+#define API_METHOD(name, doc) \
+    {#name, (PyCFunction)(void (*)(void))client_##name, METH_VARARGS | METH_KEYWORDS, doc}
+    API_METHOD(close, "py4j's close(): closes the client's connections (see py4jni._client_api)."),
+    API_METHOD(shutdown_gateway, "py4j's shutdown_gateway(): asks the server to shut down."),
+    API_METHOD(garbage_collect_object,
+               "py4j's garbage_collect_object(target_id, enqueue=True): releases a Java "
+               "object by id."),
+    API_METHOD(send_command,
+               "py4j's send_command(command, retry=True, binary=False): raw py4j command text "
+               "(socket mode)."),
+    API_METHOD(get_thread_connection,
+               "py4j's JavaClient.get_thread_connection(): this thread's connection object."),
+    API_METHOD(set_thread_connection,
+               "py4j's JavaClient.set_thread_connection(connection)."),
+#undef API_METHOD
     {"global_ref_count", client_global_refs, METH_NOARGS,
      "Live JNI global references made by py4jni in this process (0 in socket mode)."},
     {NULL, NULL, 0, NULL},

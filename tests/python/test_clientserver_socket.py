@@ -292,19 +292,24 @@ def test_close_leaves_java_running(java):
     assert other.entry_point.hello("y") == "hello y"
 
 
+def assert_raw_text_calls_back_here(cs, send_command):
+    """Sends py4j command text with `send_command`: a call, then one whose Java side
+    calls a Python proxy back, which must run on this thread (as in py4j)."""
+    assert send_command("c\nt\nhello\nsraw\ne\n") == "yshello raw"
+    op = Add()
+    pid = cs.gateway_property.pool.put(op)
+    answer = send_command("c\nz:org.py4jni.fixtures.Callbacks\napply\n"
+                          f"f{pid};org.py4jni.fixtures.Operator\ni1\ni2\ne\n")
+    assert answer == "yi3"
+    assert op.threads == [threading.get_ident()]
+
+
 def test_raw_client_connection(cs):
     conn = ClientServerConnection(cs.java_parameters, cs.python_parameters,
                                   cs.gateway_property, cs._gateway_client)
     conn.connect_to_java_server()
     try:
-        assert conn.send_command("c\nt\nhello\nsraw\ne\n") == "yshello raw"
-        op = Add()
-        pid = cs.gateway_property.pool.put(op)
-        # Java calls the proxy back on this connection: it runs here, as in py4j
-        answer = conn.send_command("c\nz:org.py4jni.fixtures.Callbacks\napply\n"
-                                   f"f{pid};org.py4jni.fixtures.Operator\ni1\ni2\ne\n")
-        assert answer == "yi3"
-        assert op.threads == [threading.get_ident()]
+        assert_raw_text_calls_back_here(cs, conn.send_command)
     finally:
         conn.close()
     assert not conn.is_connected
@@ -490,3 +495,75 @@ def test_exit_with_daemon_threads_on_pinned_connections(tmp_path, code):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_client_send_command_runs_callbacks_on_the_calling_thread(cs):
+    # py4j's JavaClient.send_command: the thread's own connection, so a callback Java
+    # makes meanwhile runs here (on the thread that waits for the answer)
+    assert_raw_text_calls_back_here(cs, cs._gateway_client.send_command)
+
+
+def test_client_send_command_uses_a_connection_set_for_the_thread(cs):
+    client = cs._gateway_client
+    assert client.get_thread_connection() is None
+    sent = []
+
+    class Recording(ClientServerConnection):
+        def send_command(self, command):
+            sent.append(command)
+            return super().send_command(command)
+
+    conn = Recording(cs.java_parameters, cs.python_parameters, cs.gateway_property, client)
+    conn.connect_to_java_server()
+    try:
+        client.set_thread_connection(conn)
+        assert client.get_thread_connection() is conn
+        assert client.send_command("c\nt\nhello\nsset\ne\n") == "yshello set"
+        assert sent == ["c\nt\nhello\nsset\ne\n"]
+        seen = []
+        other = threading.Thread(target=lambda: seen.append(client.get_thread_connection()))
+        other.start()
+        other.join()
+        assert seen == [None]  # per thread, as py4j's threading.local
+        client.close()  # py4j: closes this thread's connection too
+        assert not conn.is_connected
+    finally:
+        conn.close()
+    assert cs.entry_point.hello("after") == "hello after"
+
+
+def test_client_garbage_collect_object(cs):
+    from collections import deque
+
+    from py4jni import JavaObject
+    client = cs._gateway_client
+    sb = cs.jvm.java.lang.StringBuilder("kept")
+    target = sb._target_id
+    queued = client.finalizer_deque = deque()
+    try:  # with a FinalizerWorker's deque: queued for it, as py4j's JavaClient
+        client.garbage_collect_object(target)
+        assert list(queued) == [(client, target)]
+        assert str(JavaObject(target, client)) == "kept"
+    finally:
+        client.finalizer_deque = None
+    client.garbage_collect_object(target)  # py4jni's ClientServer has none: at once
+    with pytest.raises(Py4JError):
+        str(JavaObject(target, client))
+
+
+def test_client_close_then_calls_reconnect(cs):
+    client = cs._gateway_client
+    assert cs.entry_point.hello("a") == "hello a"
+    client.close()
+    assert not client.closed and client.is_connected
+    assert cs.entry_point.hello("b") == "hello b"  # a new connection for this thread
+
+
+def test_client_shutdown_gateway_stops_java(java):
+    cs = java.connect(eager_load=False)
+    assert cs.entry_point.hello("x") == "hello x"
+    cs._gateway_client.shutdown_gateway()
+    assert java.proc.wait(timeout=60) == 0  # the Java ClientServer stopped, its JVM ended
+    assert not cs._gateway_client.is_connected
+    with pytest.raises(Py4JError):
+        cs.entry_point.hello("y")

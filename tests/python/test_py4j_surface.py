@@ -117,3 +117,41 @@ def test_finalizer_keeps_and_clears() -> None:
     del thing
     clear_finalizers()
     assert "k" not in ThreadSafeFinalizer.finalizers
+
+
+# Public methods of py4j's client classes that a py4jni client lacks on purpose:
+# (class, name) -> reason (each one in README's deviations table). None today.
+CLIENT_DEVIATIONS: dict[tuple[str, str], str] = {}
+
+
+def public_methods(cls: type) -> set[str]:
+    return {n for n in dir(cls) if not n.startswith("_") and callable(getattr(cls, n))}
+
+
+@pytest.mark.parametrize("module, name", [("java_gateway", "GatewayClient"),
+                                          ("clientserver", "JavaClient")])
+def test_every_public_client_method_exists(module: str, name: str) -> None:
+    """gateway._gateway_client is a py4jni Client in both transports: it has every
+    public method of py4j's GatewayClient and JavaClient."""
+    from py4jni import _py4jni
+    theirs = getattr(importlib.import_module("py4j." + module), name)
+    missing = sorted(n for n in public_methods(theirs)
+                     if not hasattr(_py4jni.Client, n) and (name, n) not in CLIENT_DEVIATIONS)
+    assert not missing, f"py4jni's client lacks py4j's {name}.{missing}"
+    for (_, method), _reason in CLIENT_DEVIATIONS.items():
+        assert method in public_methods(theirs)
+
+
+def test_client_method_signatures_match_py4j() -> None:
+    """The parameters py4j's client methods take are accepted by name (stub signatures,
+    checked against the C type by stubtest)."""
+    import inspect
+
+    from py4j.clientserver import JavaClient
+    from py4jni import _client_api
+    for n in public_methods(JavaClient):
+        ours = getattr(_client_api, n, None)
+        if ours is None:
+            continue
+        theirs = list(inspect.signature(getattr(JavaClient, n)).parameters)[1:]
+        assert list(inspect.signature(ours).parameters)[1:] == theirs, n

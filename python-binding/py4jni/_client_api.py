@@ -1,0 +1,194 @@
+"""py4j's public methods of GatewayClient and JavaClient, on every py4jni client.
+
+``gateway._gateway_client`` is a ``_py4jni.Client`` (C); its methods ``close``,
+``shutdown_gateway``, ``garbage_collect_object``, ``send_command``,
+``get_thread_connection`` and ``set_thread_connection`` call the functions of this
+module with the client first. None of them is on a call's path.
+
+Socket mode (a GatewayServer, or a ClientServer's JavaServer in pinned-thread mode)
+keeps py4j's meaning: ``send_command`` sends py4j's command text on the C client's
+connection (in pinned-thread mode the calling thread's own, so Java's callbacks that
+arrive meanwhile run on this thread) and returns the answer without its ``!``.
+In-process there is no wire protocol; README's "Deviations from py4j" lists what each
+method does there.
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any
+
+from . import _py4jni, _transports
+from . import protocol as proto
+from .protocol import Py4JError, Py4JNetworkError
+
+#: py4j's sentinel that stops a ClientServer's FinalizerWorker (py4jni.clientserver).
+_SHUTDOWN_FINALIZER_WORKER = "__shutdown__"
+_UNNAMED_IDS = (proto.ENTRY_POINT_OBJECT_ID, proto.GATEWAY_SERVER_OBJECT_ID)
+
+
+def _speaks_py4j(client: Any) -> bool:
+    """True for a socket client (py4j's wire protocol, objects named by id)."""
+    return _transports.of(client).names_objects
+
+
+def _pinned(client: Any) -> bool:
+    return bool(client.caps & _py4jni.CAP_PINNED)
+
+
+def _log() -> Any:
+    from .java_gateway import _log as log
+    return log()
+
+
+def send_command(client: Any, command: str, retry: bool = True, binary: bool = False) -> Any:
+    """py4j's ``send_command``: sends raw py4j command text and returns the answer
+    without its ``!`` (``proto.ERROR`` when the exchange failed, as py4j; a connection
+    that cannot be opened raises Py4JNetworkError). With
+    ``binary``, the command goes out on a connection of its own and the result is
+    ``(answer, guard)``: the guard reads the bytes that follow and closes the connection
+    on exit. In-process: Py4JError (no wire protocol)."""
+    if not _speaks_py4j(client):
+        raise Py4JError("py4jni: in-process there is no py4j wire protocol, so "
+                        "send_command has no command text to send; use JavaObject, "
+                        "JavaClass and the gateway's methods (the README's 'Deviations "
+                        "from py4j' table)")
+    if client.closed:
+        raise Py4JNetworkError("Gateway is not connected.")
+    if binary:
+        return _send_binary(client, command)
+    send = client._raw_command
+    connection = get_thread_connection(client) if _pinned(client) else None
+    if connection is not None and getattr(connection, "initiated_from_client", False) \
+            and connection.socket is not None:
+        send = connection.send_command  # the thread's own py4j connection, as py4j
+    try:
+        answer = send(command)
+        if answer.startswith(proto.RETURN_MESSAGE):
+            answer = answer[1:]
+        if not answer.strip():
+            raise Py4JNetworkError("Answer from Java side is empty", when=proto.EMPTY_RESPONSE)
+        return answer
+    except Py4JNetworkError as pne:
+        if pne.when is None:  # no connection could be opened: raised, as py4j
+            raise
+        # py4j resends once when sending failed or the answer was empty; a C connection
+        # that failed is already closed, so a resend goes out on a new one
+        if retry and pne.when in (proto.EMPTY_RESPONSE, proto.ERROR_ON_SEND):
+            return send_command(client, command, False)
+        _log().exception("Exception while sending command.")
+        return proto.ERROR
+
+
+def _send_binary(client: Any, command: str) -> tuple[str, Any]:
+    """``send_command(command, binary=True)``: a connection of its own (a
+    ClientServerConnection in pinned-thread mode, whose Java callbacks run here)."""
+    from .java_gateway import GatewayConnection, GatewayConnectionGuard
+    connection: Any
+    if _pinned(client):
+        from .clientserver import ClientServerConnection
+        from .java_gateway import GatewayProperty
+        prop = client.gateway_property or GatewayProperty(False, None)
+        connection = ClientServerConnection(client.java_parameters, client.python_parameters,
+                                            prop, client)
+        connection.connect_to_java_server()
+    else:
+        connection = GatewayConnection(client.gateway_parameters, client.gateway_property)
+        connection.start()
+    try:
+        answer = connection.send_command(command)
+    except BaseException:
+        connection.close()
+        raise
+    return answer, GatewayConnectionGuard(client, connection)
+
+
+def garbage_collect_object(client: Any, target_id: str, enqueue: bool = True) -> None:
+    """py4j's ``garbage_collect_object``: tells the Java side that Python no longer
+    references object ``target_id`` (py4j's memory command; errors are logged, as py4j).
+    A JavaClient with a ``finalizer_deque`` queues it there when ``enqueue`` (py4j's
+    FinalizerWorker sends it); py4jni's ClientServer has none and releases at once.
+    In-process: nothing for py4j's fixed ids (``"t"``, ``"GATEWAY_SERVER"``), which py4j
+    never releases either; other ids raise Py4JError (in-process objects are released
+    when their JavaObject is collected or detached)."""
+    finalizer_deque = getattr(client, "finalizer_deque", None)
+    if enqueue and finalizer_deque is not None and _pinned(client):
+        finalizer_deque.appendleft((client, target_id))
+        return
+    if target_id in _UNNAMED_IDS:
+        return
+    if not _speaks_py4j(client):
+        raise Py4JError(f"py4jni: no Java object {target_id!r} can be released by id "
+                        "in-process (drop the JavaObject, or gateway.detach(it))")
+    if client.closed or not getattr(client, "is_connected", True):
+        return
+    try:
+        client._raw_command(proto.MEMORY_COMMAND_NAME + proto.MEMORY_DEL_SUBCOMMAND_NAME +
+                            target_id + "\n" + proto.END_COMMAND_PART)
+    except Exception:  # noqa: BLE001 - py4j logs and goes on
+        _log().debug("Exception while garbage collecting an object", exc_info=True)
+
+
+def shutdown_gateway(client: Any) -> None:
+    """py4j's ``shutdown_gateway``: asks the server (a GatewayServer, or a ClientServer's
+    Java side) to shut down and closes the client; a JavaClient's FinalizerWorker is
+    told to stop. In-process: the client shuts down (as ``gateway.shutdown()``; the JVM
+    stays up)."""
+    try:
+        if _speaks_py4j(client):
+            if client.closed:
+                raise Py4JNetworkError("Gateway is not connected.")
+            try:
+                _py4jni.shutdown_server(client)
+            except Py4JNetworkError:  # py4j ignores what happens to the connection
+                _log().debug("Error while shutting down gateway.", exc_info=True)
+        else:
+            client.shutdown()
+        client.is_connected = False
+    finally:
+        finalizer_deque = getattr(client, "finalizer_deque", None)
+        if finalizer_deque is not None and _pinned(client):
+            finalizer_deque.appendleft(_SHUTDOWN_FINALIZER_WORKER)
+
+
+def close(client: Any) -> None:
+    """py4j's ``close``: closes the connections nobody is using (the idle ones; in
+    pinned-thread mode the calling thread's too); later calls open new ones, as py4j.
+    In-process: what ``gateway.close()`` does to the client (it shuts down)."""
+    if _speaks_py4j(client):
+        connection = get_thread_connection(client) if _pinned(client) else None
+        if connection is not None and getattr(connection, "initiated_from_client", False):
+            connection.close()
+        client._close_idle()
+        return
+    client.shutdown()
+    client.is_connected = False
+
+
+def _thread_local(client: Any) -> Any:
+    """The client's ``thread_connection`` (py4j's JavaClient attribute), made once."""
+    local = getattr(client, "thread_connection", None)
+    if local is None:  # JavaClient() sets it; a client made otherwise gets one here
+        local = client.thread_connection = threading.local()
+    return local
+
+
+def get_thread_connection(client: Any) -> Any:
+    """py4j's ``JavaClient.get_thread_connection``: the ClientServerConnection set for
+    this thread (``set_thread_connection``; a PythonServer's serving thread has its
+    own), or None. The C client's own connections are not Python objects: a thread that
+    only made calls gets None. Other clients: None."""
+    ref = getattr(_thread_local(client), "connection", None) if _pinned(client) else None
+    return ref() if ref is not None else None
+
+
+def set_thread_connection(client: Any, connection: Any) -> None:
+    """py4j's ``JavaClient.set_thread_connection``: associates ``connection`` (a
+    ClientServerConnection, held weakly) with this thread; a user-made one
+    (``connect_to_java_server()``) then carries this thread's ``send_command``.
+    Other clients raise Py4JError (no thread connections outside pinned-thread mode)."""
+    if not _pinned(client):
+        raise Py4JError("py4jni: set_thread_connection is py4j's pinned-thread mode "
+                        "(a ClientServer over a socket); this client has no thread "
+                        "connections")
+    _thread_local(client).connection = weakref.ref(connection)
