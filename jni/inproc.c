@@ -158,12 +158,14 @@ call_member(JNIEnv *env, p4jj_class *pc, p4jj_member *m, const p4j_ref *target, 
 
 /* For P4J_CALL_LOCK_HELD: the member of a call that may keep the caller's lock (cached
  * already, on the allowlist of jni/inproc_short.c, short String arguments, the thread
- * attached, the target's class known), else NULL. Calls no Java. */
+ * attached, the target's class known), else NULL. Sets *penv to the thread's env when
+ * it returns a member. Calls no Java. */
 static p4jj_member *short_member(p4j_client *c, void **site, const p4j_ref *target,
                                  unsigned flags, const char *name, size_t name_len,
-                                 const p4j_value *args, size_t nargs)
+                                 const p4j_value *args, size_t nargs, JNIEnv **penv)
 {
-    if (c->closed || !target || !target->handle || !target->cls || !p4j_jvm_env_attached())
+    if (c->closed || !target || !target->handle || !target->cls ||
+        !(*penv = p4j_jvm_env_attached()))
         return NULL;
     for (size_t i = 0; i < nargs; i++)
         if (args[i].kind == P4J_STRING && args[i].u.s.len > SHORT_CALL_MAX_CHARS)
@@ -188,10 +190,10 @@ static p4j_status inproc_call_at(p4j_client *c, void **site, const p4j_ref *targ
     void *saved = NULL;
     p4jj_member *m = NULL;
     p4jj_class *pc = NULL;
-    JNIEnv *env;
+    JNIEnv *env = NULL;
     p4j_status st = P4J_ERROR;
     if (flags & P4J_CALL_LOCK_HELD) {
-        m = short_member(c, site, target, flags, name, name_len, args, nargs);
+        m = short_member(c, site, target, flags, name, name_len, args, nargs, &env);
         if (!m)
             saved = c->unlock();
     }
@@ -199,7 +201,6 @@ static p4j_status inproc_call_at(p4j_client *c, void **site, const p4j_ref *targ
         out->kind = P4J_NULL;
         out->owned = NULL;
         out->ref.handle = out->ref.cls = NULL;
-        env = p4j_jvm_env_attached();
         pc = target->cls;
     } else {
         bool is_static = flags & P4J_CALL_STATIC;
