@@ -335,12 +335,13 @@ int p4j_args_from_py(ClientObject *cl, PyObject *const *args, Py_ssize_t n, p4j_
     pack->temps = NULL;
     pack->bufs = NULL;
     pack->has_buf = NULL;
-    memset(pack->owners, 0, sizeof pack->owners[0] * (size_t)(n < P4J_ARGS_STACK ? n : P4J_ARGS_STACK));
     pack->vals = n <= P4J_ARGS_STACK ? pack->stack_vals : PyMem_Malloc(sizeof(p4j_value) * (size_t)n);
     /* Buffers and flags are only made when an argument is a bytearray. */
     if (!pack->vals)
         return PyErr_NoMemory(), -1;
     for (Py_ssize_t i = 0; i < n; i++) {
+        if (i < P4J_ARGS_STACK)
+            pack->owners[i] = NULL;
         if (p4j_value_from_py(cl, args[i], &pack->vals[i], pack, i) < 0) {
             pack->n = i;
             p4j_args_release(pack);
@@ -353,6 +354,11 @@ int p4j_args_from_py(ClientObject *cl, PyObject *const *args, Py_ssize_t n, p4j_
 
 void p4j_args_release(p4j_argpack *pack)
 {
+    if (pack->n == 0 && pack->vals == pack->stack_vals && !pack->temps && !pack->bufs &&
+        !pack->has_buf) { /* nothing was taken (a call without arguments) */
+        pack->vals = NULL;
+        return;
+    }
     for (Py_ssize_t i = 0; i < pack->n && i < P4J_ARGS_STACK; i++) {
         JavaObject *jo = pack->owners[i];
         if (!jo)
