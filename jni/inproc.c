@@ -133,11 +133,13 @@ call_member(JNIEnv *env, p4jj_class *pc, p4jj_member *m, const p4j_ref *target, 
     jvalue jargs[P4J_MAX_ARGS + 1], rv = {0};
     if (nargs)
         memset(jargs, 0, sizeof(jvalue) * nargs);
-    p4j_status st = p4j_args_to_java(env, m, args, jargs, err);
+    p4j_status st = nargs ? p4j_args_to_java(env, m, args, jargs, err) : P4J_OK;
     if (st == P4J_OK) {
         invoke(env, m, pc->cls, (jobject)target->handle, jargs, &rv);
         if ((*env)->ExceptionCheck(env)) {
             st = p4j_jvm_capture_exception_text(env, err, !(flags & P4J_CALL_NO_ERROR_TEXT));
+        } else if (p4j_scalar_result((p4j_rconv)m->rconv, rv, out)) {
+            /* done: a primitive or void result */
         } else if (m->rconv == RCONV_OBJECT && !is_static && rv.l &&
                    (*env)->IsSameObject(env, rv.l, (jobject)target->handle)) {
             out->kind = P4J_SELF; /* spares a global ref and a Python object */

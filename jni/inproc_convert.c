@@ -292,16 +292,11 @@ p4j_status p4j_object_of_class(JNIEnv *env, jobject obj, p4jj_class *pc, p4j_val
 p4j_status p4j_result_from_java(JNIEnv *env, p4j_rconv rconv, p4jj_member *m, jvalue rv,
                                 p4j_value *out, p4j_error *err)
 {
+    if (p4j_scalar_result(rconv, rv, out))
+        return P4J_OK;
     switch (rconv) {
-    case RCONV_VOID: out->kind = P4J_VOID; return P4J_OK;
-    case RCONV_Z: out->kind = P4J_BOOL; out->u.b = rv.z; return P4J_OK;
-    case RCONV_B: out->kind = P4J_INT; out->u.i = rv.b; return P4J_OK;
     case RCONV_C: char_result(rv.c, out); return P4J_OK;
-    case RCONV_S: out->kind = P4J_INT; out->u.i = rv.s; return P4J_OK;
-    case RCONV_I: out->kind = P4J_INT; out->u.i = rv.i; return P4J_OK;
-    case RCONV_J: out->kind = P4J_LONG; out->u.l = rv.j; return P4J_OK;
     case RCONV_F: out->kind = P4J_DOUBLE; out->u.d = p4j_float_as_printed(rv.f); return P4J_OK;
-    case RCONV_D: out->kind = P4J_DOUBLE; out->u.d = rv.d; return P4J_OK;
     case RCONV_STRING:
         if (!rv.l) {
             out->kind = P4J_NULL;
@@ -320,6 +315,8 @@ p4j_status p4j_result_from_java(JNIEnv *env, p4j_rconv rconv, p4jj_member *m, jv
         p4jj_class *pc = result_class(env, m, rv.l, err);
         return pc ? p4j_object_of_class(env, rv.l, pc, out, err) : P4J_ERROR;
     }
+    default: /* the scalar results, handled above */
+        break;
     }
     return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: bad result conversion %d", (int)rconv);
 }
