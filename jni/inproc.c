@@ -133,11 +133,13 @@ call_member(JNIEnv *env, p4jj_class *pc, p4jj_member *m, const p4j_ref *target, 
     jvalue jargs[P4J_MAX_ARGS + 1], rv = {0};
     if (nargs)
         memset(jargs, 0, sizeof(jvalue) * nargs);
-    p4j_status st = p4j_args_to_java(env, m, args, jargs, err);
+    p4j_status st = nargs ? p4j_args_to_java(env, m, args, jargs, err) : P4J_OK;
     if (st == P4J_OK) {
         invoke(env, m, pc->cls, (jobject)target->handle, jargs, &rv);
         if ((*env)->ExceptionCheck(env)) {
             st = p4j_jvm_capture_exception_text(env, err, !(flags & P4J_CALL_NO_ERROR_TEXT));
+        } else if (p4j_scalar_result((p4j_rconv)m->rconv, rv, out)) {
+            /* done: a primitive or void result */
         } else if (m->rconv == RCONV_OBJECT && !is_static && rv.l &&
                    (*env)->IsSameObject(env, rv.l, (jobject)target->handle)) {
             out->kind = P4J_SELF; /* spares a global ref and a Python object */
@@ -158,12 +160,14 @@ call_member(JNIEnv *env, p4jj_class *pc, p4jj_member *m, const p4j_ref *target, 
 
 /* For P4J_CALL_LOCK_HELD: the member of a call that may keep the caller's lock (cached
  * already, on the allowlist of jni/inproc_short.c, short String arguments, the thread
- * attached, the target's class known), else NULL. Calls no Java. */
+ * attached, the target's class known), else NULL. Sets *penv to the thread's env when
+ * it returns a member. Calls no Java. */
 static p4jj_member *short_member(p4j_client *c, void **site, const p4j_ref *target,
                                  unsigned flags, const char *name, size_t name_len,
-                                 const p4j_value *args, size_t nargs)
+                                 const p4j_value *args, size_t nargs, JNIEnv **penv)
 {
-    if (c->closed || !target || !target->handle || !target->cls || !p4j_jvm_env_attached())
+    if (c->closed || !target || !target->handle || !target->cls ||
+        !(*penv = p4j_jvm_env_attached()))
         return NULL;
     for (size_t i = 0; i < nargs; i++)
         if (args[i].kind == P4J_STRING && args[i].u.s.len > SHORT_CALL_MAX_CHARS)
@@ -188,10 +192,10 @@ static p4j_status inproc_call_at(p4j_client *c, void **site, const p4j_ref *targ
     void *saved = NULL;
     p4jj_member *m = NULL;
     p4jj_class *pc = NULL;
-    JNIEnv *env;
+    JNIEnv *env = NULL;
     p4j_status st = P4J_ERROR;
     if (flags & P4J_CALL_LOCK_HELD) {
-        m = short_member(c, site, target, flags, name, name_len, args, nargs);
+        m = short_member(c, site, target, flags, name, name_len, args, nargs, &env);
         if (!m)
             saved = c->unlock();
     }
@@ -199,7 +203,6 @@ static p4j_status inproc_call_at(p4j_client *c, void **site, const p4j_ref *targ
         out->kind = P4J_NULL;
         out->owned = NULL;
         out->ref.handle = out->ref.cls = NULL;
-        env = p4j_jvm_env_attached();
         pc = target->cls;
     } else {
         bool is_static = flags & P4J_CALL_STATIC;

@@ -80,12 +80,13 @@ p4j_status p4j_check_length(size_t n, p4j_error *err)
                          "array (at most 2^31 - 1)", n);
 }
 
-static jobject new_bytes(JNIEnv *env, const p4j_value *v)
+/* A new byte[] holding the bytes of `v`, or NULL with err set. */
+static jobject new_bytes(JNIEnv *env, const p4j_value *v, p4j_error *err)
 {
     jbyteArray arr = (*env)->NewByteArray(env, (jsize)v->u.bytes.len);
-    if ((*env)->ExceptionCheck(env))
-        return NULL; /* the caller's loop captures it */
-    if (arr && v->u.bytes.len)
+    if (p4j_jvm_alloc_failed(env, arr, err))
+        return NULL;
+    if (v->u.bytes.len) /* within bounds: cannot throw */
         (*env)->SetByteArrayRegion(env, arr, 0, (jsize)v->u.bytes.len,
                                    (const jbyte *)v->u.bytes.data);
     return arr;
@@ -124,9 +125,9 @@ p4j_status p4j_args_to_java(JNIEnv *env, const p4jj_member *m, const p4j_value *
                 return P4J_ERROR;
             break;
         case CONV_BYTES:
-            if (p4j_check_length(v->u.bytes.len, err) != P4J_OK)
+            if (p4j_check_length(v->u.bytes.len, err) != P4J_OK ||
+                !(j->l = new_bytes(env, v, err)))
                 return P4J_ERROR;
-            j->l = new_bytes(env, v);
             break;
         case CONV_DECIMAL:
             if (!(j->l = new_decimal(env, v, err)) && err->kind != P4J_ERR_NONE)
@@ -174,7 +175,9 @@ p4j_status p4j_args_to_java(JNIEnv *env, const p4jj_member *m, const p4j_value *
             return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: a %s cannot be argument %zu",
                                  p4j_key_python_name(p4j_arg_key(v)), i);
         }
-        if (m->conv[i] >= CONV_STRING && (*env)->ExceptionCheck(env)) /* it called the JVM */
+        /* A conversion that called Java (boxes, BigDecimal) is checked here; STRING and
+         * BYTES only allocate, and a result that is not NULL means no exception. */
+        if (m->conv[i] > CONV_BYTES && (*env)->ExceptionCheck(env))
             return p4j_jvm_capture_exception(env, err);
     }
     return P4J_OK;
@@ -289,16 +292,11 @@ p4j_status p4j_object_of_class(JNIEnv *env, jobject obj, p4jj_class *pc, p4j_val
 p4j_status p4j_result_from_java(JNIEnv *env, p4j_rconv rconv, p4jj_member *m, jvalue rv,
                                 p4j_value *out, p4j_error *err)
 {
+    if (p4j_scalar_result(rconv, rv, out))
+        return P4J_OK;
     switch (rconv) {
-    case RCONV_VOID: out->kind = P4J_VOID; return P4J_OK;
-    case RCONV_Z: out->kind = P4J_BOOL; out->u.b = rv.z; return P4J_OK;
-    case RCONV_B: out->kind = P4J_INT; out->u.i = rv.b; return P4J_OK;
     case RCONV_C: char_result(rv.c, out); return P4J_OK;
-    case RCONV_S: out->kind = P4J_INT; out->u.i = rv.s; return P4J_OK;
-    case RCONV_I: out->kind = P4J_INT; out->u.i = rv.i; return P4J_OK;
-    case RCONV_J: out->kind = P4J_LONG; out->u.l = rv.j; return P4J_OK;
     case RCONV_F: out->kind = P4J_DOUBLE; out->u.d = p4j_float_as_printed(rv.f); return P4J_OK;
-    case RCONV_D: out->kind = P4J_DOUBLE; out->u.d = rv.d; return P4J_OK;
     case RCONV_STRING:
         if (!rv.l) {
             out->kind = P4J_NULL;
@@ -317,6 +315,8 @@ p4j_status p4j_result_from_java(JNIEnv *env, p4j_rconv rconv, p4jj_member *m, jv
         p4jj_class *pc = result_class(env, m, rv.l, err);
         return pc ? p4j_object_of_class(env, rv.l, pc, out, err) : P4J_ERROR;
     }
+    default: /* the scalar results, handled above */
+        break;
     }
     return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: bad result conversion %d", (int)rconv);
 }

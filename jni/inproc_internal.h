@@ -148,6 +148,23 @@ bool p4jj_short_call(const char *decl, const char *name, const char *sig);
 p4j_status p4j_args_to_java(JNIEnv *env, const p4jj_member *m, const p4j_value *args,
                             jvalue *jargs, p4j_error *err);
 
+/* Sets `out` from the raw result `rv` of a method returning `rconv` when that is void,
+ * boolean or an integral or double primitive (inline: the hot path's common results);
+ * returns false, leaving `out` alone, for char, float and reference results. */
+static inline bool p4j_scalar_result(p4j_rconv rconv, jvalue rv, p4j_value *out)
+{
+    switch (rconv) {
+    case RCONV_VOID: out->kind = P4J_VOID; return true;
+    case RCONV_Z: out->kind = P4J_BOOL; out->u.b = rv.z; return true;
+    case RCONV_B: out->kind = P4J_INT; out->u.i = rv.b; return true;
+    case RCONV_S: out->kind = P4J_INT; out->u.i = rv.s; return true;
+    case RCONV_I: out->kind = P4J_INT; out->u.i = rv.i; return true;
+    case RCONV_J: out->kind = P4J_LONG; out->u.l = rv.j; return true;
+    case RCONV_D: out->kind = P4J_DOUBLE; out->u.d = rv.d; return true;
+    default: return false;
+    }
+}
+
 /* Converts a Java result (`rv` per `rconv`) into `out`. Object results become global
  * refs owned by `out`. `m` (may be NULL) lends its class knowledge for object results. */
 p4j_status p4j_result_from_java(JNIEnv *env, p4j_rconv rconv, p4jj_member *m, jvalue rv,

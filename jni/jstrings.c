@@ -102,7 +102,7 @@ jstring p4j_jstring_new(JNIEnv *env, const p4j_str *s, p4j_error *err)
         return latin1_string(env, s, err);
     if (s->enc == P4J_ENC_UTF16) {
         jstring out = (*env)->NewString(env, (const jchar *)s->data, (jsize)s->len);
-        return p4j_jvm_failed(env, err) ? NULL : out;
+        return p4j_jvm_alloc_failed(env, out, err) ? NULL : out;
     }
     jchar stack[STACK_UNITS];
     jchar *buf = stack;
@@ -149,7 +149,7 @@ jstring p4j_jstring_new(JNIEnv *env, const p4j_str *s, p4j_error *err)
         goto done;
     }
     out = (*env)->NewString(env, buf, n);
-    if (p4j_jvm_failed(env, err))
+    if (p4j_jvm_alloc_failed(env, out, err))
         out = NULL;
 done:
     if (buf != stack)

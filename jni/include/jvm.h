@@ -96,6 +96,20 @@ static inline bool p4j_jvm_failed(JNIEnv *env, p4j_error *err)
     return (*env)->ExceptionCheck(env) && p4j_jvm_capture_exception(env, err) != P4J_OK;
 }
 
+/* For a JNI allocation whose NULL result is its failure signal (NewString, NewByteArray):
+ * returns true (with `err` filled) when `made` is NULL. A non-NULL result guarantees
+ * that no exception is pending (JNI specification; -Xcheck:jni asks for an
+ * ExceptionCheck only after calls into Java), which spares the ExceptionCheck and its
+ * VM transition on the hot path. */
+static inline bool p4j_jvm_alloc_failed(JNIEnv *env, const void *made, p4j_error *err)
+{
+    if (__builtin_expect(made != NULL, 1))
+        return false;
+    if (p4j_jvm_capture_exception(env, err) == P4J_OK)
+        p4j_error_set(err, P4J_ERR_MEMORY, "py4jni: a JNI allocation failed");
+    return true;
+}
+
 /* Number of live JNI global references created through p4j_jvm_global_new. */
 long p4j_jvm_global_count(void);
 

@@ -87,13 +87,16 @@ typedef struct p4j_registry {
 extern p4j_registry p4j_reg;
 
 #define P4J_IS_JAVAOBJECT(o) PyObject_TypeCheck((o), &JavaObjectType)
-#define P4J_IS_JAVACLASS(o) PyObject_TypeCheck((o), &JavaClassType)
+/* JavaClassType has no Py_TPFLAGS_BASETYPE: no subclass exists, the exact check is the
+ * whole check (and spares PyType_IsSubtype on the call path). */
+#define P4J_IS_JAVACLASS(o) Py_IS_TYPE((o), &JavaClassType)
 
 /* Argument conversion state for one call: Python buffers and temporaries to release. */
 #define P4J_ARGS_STACK 8
 typedef struct p4j_argpack {
     p4j_value *vals;
     Py_ssize_t n;
+    Py_ssize_t cap;        /* the number of arguments: slots of bufs and has_buf */
     p4j_value stack_vals[P4J_ARGS_STACK];
     PyObject *temps;       /* list of temporaries (converted arguments) or NULL */
     Py_buffer *bufs;       /* exported buffers, one slot per argument */

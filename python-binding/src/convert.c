@@ -239,6 +239,18 @@ int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *
     if (PyByteArray_Check(o)) { /* export: the array cannot resize while Java reads it */
         if (p4j_check_java_length(PyByteArray_GET_SIZE(o), "bytearray", "bytes") < 0)
             return -1;
+        if (index >= pack->cap) { /* not an argument slot (not expected) */
+            PyErr_SetString(PyExc_SystemError, "py4jni: a bytearray outside an argument slot");
+            return -1;
+        }
+        if (!pack->bufs) { /* made on the first bytearray argument */
+            pack->bufs = PyMem_Calloc((size_t)pack->cap, sizeof(Py_buffer));
+            pack->has_buf = PyMem_Calloc((size_t)pack->cap, 1);
+            if (!pack->bufs || !pack->has_buf) {
+                PyErr_NoMemory();
+                return -1;
+            }
+        }
         if (PyObject_GetBuffer(o, &pack->bufs[index], PyBUF_SIMPLE) < 0)
             return -1;
         pack->has_buf[index] = 1;
@@ -319,27 +331,18 @@ int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *
 int p4j_args_from_py(ClientObject *cl, PyObject *const *args, Py_ssize_t n, p4j_argpack *pack)
 {
     pack->n = 0;
+    pack->cap = n;
     pack->temps = NULL;
     pack->bufs = NULL;
     pack->has_buf = NULL;
-    memset(pack->owners, 0, sizeof pack->owners[0] * (size_t)(n < P4J_ARGS_STACK ? n : P4J_ARGS_STACK));
     pack->vals = n <= P4J_ARGS_STACK ? pack->stack_vals : PyMem_Malloc(sizeof(p4j_value) * (size_t)n);
-    /* Buffers and flags are only needed when an argument is a bytearray. */
+    /* Buffers and flags are only made when an argument is a bytearray. */
     if (!pack->vals)
         return PyErr_NoMemory(), -1;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *o = args[i];
-        if (PyByteArray_Check(o) && !pack->bufs) {
-            pack->bufs = PyMem_Calloc((size_t)n, sizeof(Py_buffer));
-            pack->has_buf = PyMem_Calloc((size_t)n, 1);
-            if (!pack->bufs || !pack->has_buf) {
-                pack->n = i;
-                p4j_args_release(pack);
-                PyErr_NoMemory();
-                return -1;
-            }
-        }
-        if (p4j_value_from_py(cl, o, &pack->vals[i], pack, i) < 0) {
+        if (i < P4J_ARGS_STACK)
+            pack->owners[i] = NULL;
+        if (p4j_value_from_py(cl, args[i], &pack->vals[i], pack, i) < 0) {
             pack->n = i;
             p4j_args_release(pack);
             return -1;
@@ -351,6 +354,11 @@ int p4j_args_from_py(ClientObject *cl, PyObject *const *args, Py_ssize_t n, p4j_
 
 void p4j_args_release(p4j_argpack *pack)
 {
+    if (pack->n == 0 && pack->vals == pack->stack_vals && !pack->temps && !pack->bufs &&
+        !pack->has_buf) { /* nothing was taken (a call without arguments) */
+        pack->vals = NULL;
+        return;
+    }
     for (Py_ssize_t i = 0; i < pack->n && i < P4J_ARGS_STACK; i++) {
         JavaObject *jo = pack->owners[i];
         if (!jo)

@@ -166,6 +166,10 @@ static PyObject *member_vectorcall(PyObject *self, PyObject *const *args, size_t
         return call_failed(cl, &err, &target, m);
     if (out.kind == P4J_SELF)
         return P4J_BASE_CHECKED(Py_NewRef(m->owner));
+    if (out.kind == P4J_LONG && !out.owned) /* the common scalars, without the switch */
+        return P4J_BASE_CHECKED(PyLong_FromLongLong(out.u.l));
+    if (out.kind == P4J_INT && !out.owned)
+        return P4J_BASE_CHECKED(PyLong_FromLong(out.u.i));
     return P4J_BASE_CHECKED(p4j_value_to_py(cl, &out));
 }
 
@@ -353,9 +357,21 @@ static PyObject *jobject_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     return PyObject_CallFunctionObjArgs(p4j_reg.object_from_id, id, client, NULL);
 }
 
+/* True when `name` is a str whose first character is not '_'. No attribute that
+ * JavaObjectType defines or inherits from object has such a name, and a static type
+ * cannot gain one (immutable), so on a plain JavaObject it is always a Java member. */
+static int plain_member_name(PyObject *name)
+{
+    return PyUnicode_CheckExact(name) && PyUnicode_GET_LENGTH(name) > 0 &&
+           PyUnicode_READ_CHAR(name, 0) != '_';
+}
+
 static PyObject *jobject_getattro(PyObject *self, PyObject *name)
 {
     PyTypeObject *type = Py_TYPE(self);
+    if (type == &JavaObjectType && plain_member_name(name) &&
+        !((JavaObject *)self)->client->auto_field)
+        return p4jpy_member_new(self, name, 0);
     if (_PyType_Lookup(type, name))
         return PyObject_GenericGetAttr(self, name);
     if (type != &JavaObjectType) {

@@ -111,3 +111,41 @@ def test_bytearray_cannot_resize_during_call(fx):
 def test_unsupported_argument_type(fx):
     with pytest.raises(Py4JError, match="cannot pass"):
         fx.Conversions.typeOf(object())
+
+
+# Lengths around the string converter's thresholds: its 256-unit stack buffer, the
+# 512-byte Latin-1 path (byte[] + new String), and the 65,536-unit bound of calls that
+# keep the GIL (StringBuilder.append is one of them).
+_EDGE_LENGTHS = [0, 1, 2, 255, 256, 257, 511, 512, 513, 65535, 65536, 65537]
+_KINDS = {"ascii": "a", "latin1": "\u00e9", "nul": "\x00", "bmp": "\u4e2d",
+          "astral": "\U0001f600"}
+
+
+@pytest.mark.parametrize("kind", sorted(_KINDS))
+def test_strings_of_every_kind_round_trip_at_threshold_lengths(gateway, fx, kind):
+    sb = gateway.jvm.java.lang.StringBuilder()
+    for n in _EDGE_LENGTHS:
+        for text in (_KINDS[kind] * n,  # all of one kind, and mixed with ASCII
+                     "".join(_KINDS[kind] if i % 3 else "a" for i in range(n))):
+            _round_trip(fx, sb, kind, text)
+
+
+def _round_trip(fx, sb, kind, text):
+    """`text` through a plain call (echo) and a GIL-keeping one (append), both exact."""
+    where = (kind, len(text))
+    assert fx.Strings.echo(text) == text, where
+    sb.setLength(0)
+    assert sb.append(text).toString() == text, where
+    sb.setLength(0)
+    assert sb.append("<").append(text).append(">").toString() == f"<{text}>", where
+
+
+def test_bytes_and_bytearray_in_any_argument_position(gateway, fx):
+    arrays = gateway.jvm.java.util.Arrays
+    for n in (0, 1, 300):
+        data = bytes(range(256))[:n] if n <= 256 else bytes(i & 0xFF for i in range(n))
+        assert fx.Bytes.echo(data) == data
+        assert fx.Bytes.echo(bytearray(data)) == data
+        assert arrays.equals(data, bytearray(data))
+        assert arrays.equals(bytearray(data), bytearray(data))
+        assert not arrays.equals(data + b"x", bytearray(data))
