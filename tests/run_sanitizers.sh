@@ -7,7 +7,8 @@
 # jni/ and the extension; the socket codec has its own fuzzer (tests/c/run_fuzz.sh).
 # Pytest arguments replace that selection (e.g. no argument filter: "-k ''").
 # Left out always: the callback nesting-depth tests (ASan's larger frames use up the
-# native stack sooner: they measure the normal build) and the perf harness smoke test
+# native stack sooner: they measure the normal build; the 1000-level one sat at ASan's
+# limit, passing here and failing in tests/fresh_machine.sh's chroot) and the perf harness smoke test
 # (it runs other projects' libraries, e.g. JPype's C++, which libasan does not support
 # when preloaded into python), and the PySpark module (pyarrow's and pandas' C++ under
 # the preloaded libasan, Spark's Python workers inheriting it, and minutes of run time;
@@ -48,6 +49,7 @@ env LD_PRELOAD="$libasan" PYTHONMALLOC=malloc P4J_EXIT_STRESS_RUNS="${P4J_EXIT_S
     "$P4J_VENV/bin/python" -m pytest -p no:faulthandler -q tests/python \
     --deselect "tests/python/test_callbacks.py::test_reentrancy_120_levels" \
     --deselect "tests/python/test_callbacks.py::test_reentrancy_on_java_thread" \
+    --deselect "tests/python/test_callbacks.py::test_reentrancy_1000_levels_with_bigger_stack" \
     --ignore "tests/python/test_perf_harness.py" \
     --ignore "tests/python/test_pyspark.py" \
     "$@" || status=1
