@@ -872,6 +872,17 @@ def _thread(name: str, ours: tuple, theirs: tuple) -> bool:
             and bool(re.match(r"^(Thread-\d+|main)$", str(ours[2]))))
 
 
+def _static_shared_name(name: str, ours: tuple, theirs: tuple) -> bool:
+    """A static method whose name an instance method of the class shares: py4j looks at
+    the first method of that name in Class.getMethods() order (which HotSpot does not
+    fix; on JDK 25 MessageFormat's instance format comes first) and answers "does not
+    exist"; py4jni finds the static method."""
+    return name in STATIC_SHARED and ours[0] == "value" and theirs == ("error", "Py4JError")
+
+
+# Calls of a static method that shares its name with instance methods of its class.
+STATIC_SHARED = {"MessageFormat"}
+
 DEVIATIONS: dict[str, tuple[str, Callable[[str, tuple, tuple], bool]]] = {
     "caller class of caller-sensitive methods": (
         "org.py4jni.CallerFrame instead of a py4j class (same loader and module)",
@@ -882,7 +893,13 @@ DEVIATIONS: dict[str, tuple[str, Callable[[str, tuple, tuple], bool]]] = {
         "py4j turns AtomicLong/AtomicInteger/LongAdder results into ints", _number_results),
     "the Java thread of a call": (
         "the calling Python thread's own daemon Java thread", _thread),
+    "static method sharing its name with instance methods": (
+        "py4jni finds the static method whatever the getMethods() order",
+        _static_shared_name),
 }
+
+# Deviations that depend on an order the JVM does not fix (they need not show in a run).
+ORDER_DEPENDENT = {"static method sharing its name with instance methods"}
 
 
 class _RunCorpus:
@@ -941,7 +958,7 @@ def test_corpus_size():
 def test_library_calls_match_py4j(inproc_gateway, theirs):
     ours = [outcome(inproc_gateway, fn) for _, fn in CORPUS]
     used = _compare(ours, theirs, "from a Python thread")
-    stale = set(DEVIATIONS) - used
+    stale = set(DEVIATIONS) - used - ORDER_DEPENDENT
     assert not stale, f"deviations that explain nothing any more: {stale}"
 
 
