@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "fault.h"
 #include "inproc_internal.h"
 #include "jvm.h"
 #include "jvm_classes.h"
@@ -69,7 +70,9 @@ p4j_status p4jj_caller_plan(JNIEnv *env, p4jj_member *m, jobject member, p4j_err
         return P4J_ERROR;
     if (!via)
         return P4J_OK;
-    p4j_status st = frame_resolve(env, err);
+    p4j_status st = P4J_FAULT("caller.plan")
+                        ? p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: injected fault caller.plan")
+                        : frame_resolve(env, err);
     if (st == P4J_OK && !(m->via_frame = p4j_jvm_global_new(env, via)))
         st = p4j_error_set(err, P4J_ERR_MEMORY, "out of memory");
     (*env)->DeleteLocalRef(env, via);

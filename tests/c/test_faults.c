@@ -116,6 +116,32 @@ static void test_string_alloc(void **state)
     client->ops->release(client, &cls.ref);
 }
 
+/* A caller-sensitive method whose plan fails: a clean error, no reference kept; then
+ * the same call resolves and runs through CallerFrame. */
+static void test_caller_plan(void **state)
+{
+    (void)state;
+    p4j_value cls, out;
+    p4j_error err = {0};
+    assert_int_equal(resolve("java.lang.invoke.MethodHandles$Lookup", &cls, &err), P4J_OK);
+    client->ops->release(client, &cls.ref); /* the result's class is registered for good */
+    p4j_value_clear(&cls);
+    assert_int_equal(resolve("java.lang.invoke.MethodHandles", &cls, &err), P4J_OK);
+    p4j_value_clear(&cls);
+    long before = p4j_jvm_global_count();
+    p4j_fault_arm("caller.plan");
+    assert_int_equal(call_static(&cls, "lookup", NULL, 0, &out, &err), P4J_ERROR);
+    assert_int_equal(err.kind, P4J_ERR_BRIDGE);
+    p4j_error_clear(client, &err);
+    p4j_fault_arm(NULL);
+    assert_int_equal(p4j_jvm_global_count(), before);
+    assert_int_equal(call_static(&cls, "lookup", NULL, 0, &out, &err), P4J_OK);
+    assert_int_equal(out.kind, P4J_REF); /* a Lookup (JDK 19+: IllegalCallerException
+                                          * without a Java caller) */
+    client->ops->release(client, &out.ref);
+    client->ops->release(client, &cls.ref);
+}
+
 static void test_class_lookup(void **state)
 {
     (void)state;
@@ -173,6 +199,7 @@ int main(void)
         cmocka_unit_test(test_member_alloc),
         cmocka_unit_test(test_global_ref_failure_leaks_nothing),
         cmocka_unit_test(test_string_alloc),
+        cmocka_unit_test(test_caller_plan),
         cmocka_unit_test(test_class_lookup),
         cmocka_unit_test(test_attach_failure),
     };
