@@ -31,13 +31,6 @@ Call = Callable[[Any], Any]
 CORPUS: list[tuple[str, Call]] = []
 
 
-def call(name: str) -> Callable[[Call], Call]:
-    def add(fn: Call) -> Call:
-        CORPUS.append((name, fn))
-        return fn
-    return add
-
-
 def add(name: str, fn: Call) -> None:
     CORPUS.append((name, fn))
 
@@ -79,7 +72,7 @@ def on_app_loader(g: Any, c: Any) -> str:
     return "app" if loader is not None and loader.equals(system_loader(g)) else str(loader)
 
 
-# --- java.util.logging and System.Logger ------------------------------------------------------
+# --- java.util.logging and System.Logger -----------------------------------------------------
 
 for _n in ("a", "py4jni.diff", "org.example.Service", ""):
     add(f"Logger.getLogger({_n!r}).getName", lambda g, n=_n: J(g, "java.util.logging.Logger")
@@ -104,7 +97,7 @@ add("System.getLogger isLoggable", lambda g: J(g, "java.lang.System").getLogger(
     .isLoggable(J(g, "java.lang.System$Logger$Level").DEBUG))
 add("SimpleFormatter", lambda g: J(g, "java.util.logging.SimpleFormatter")().getClass().getName())
 
-# --- resource bundles -------------------------------------------------------------------------
+# --- resource bundles ------------------------------------------------------------------------
 
 add("getBundle fixtures", lambda g: J(g, "java.util.ResourceBundle")
     .getBundle(PROBE + "$Messages").getString("greeting"))
@@ -121,7 +114,7 @@ add("ResourceBundle.clearCache", lambda g: J(g, "java.util.ResourceBundle").clea
 add("sun.util.logging resources", lambda g: J(g, "java.util.ResourceBundle").getBundle(
     "sun.util.logging.resources.logging").getString("WARNING"))
 
-# --- ServiceLoader ----------------------------------------------------------------------------
+# --- ServiceLoader ---------------------------------------------------------------------------
 
 
 def _providers(g: Any, service: str) -> list:
@@ -145,7 +138,7 @@ add("ServiceLoader toString", lambda g: J(g, "java.util.ServiceLoader").load(
 add("ToolProvider.findFirst", lambda g: J(g, "java.util.spi.ToolProvider").findFirst("jar")
     .isPresent())
 
-# --- reflection and setAccessible ---------------------------------------------------------------
+# --- reflection and setAccessible ------------------------------------------------------------
 
 
 def _method(g: Any, owner: str, name: str, *params: str) -> Any:
@@ -209,7 +202,7 @@ add("Module of String", lambda g: cls(g, "java.lang.String").getModule().getName
 add("Module of fixture named", lambda g: cls(g, PROBE).getModule().isNamed())
 add("Package.getPackage", lambda g: J(g, "java.lang.Package").getPackage("java.lang"))
 
-# --- method handles -----------------------------------------------------------------------------
+# --- method handles --------------------------------------------------------------------------
 
 
 def _lookup(g: Any) -> Any:
@@ -242,7 +235,7 @@ add("MethodType.toString", lambda g: _mt(g, "void", "int", "java.lang.String").t
 add("MethodHandles.constant", lambda g: J(g, "java.lang.invoke.MethodHandles").constant(
     cls(g, "java.lang.String"), "k").invokeWithArguments(objects(g)))
 
-# --- StackWalker and callers --------------------------------------------------------------------
+# --- StackWalker and callers -----------------------------------------------------------------
 
 
 def _walker(g: Any) -> Any:
@@ -257,7 +250,7 @@ add("StackWalker.getInstance no option getCallerClass", lambda g: J(
 add("fixture whoCalls", lambda g: J(g, PROBE).whoCalls())
 add("Reflection-free depth", lambda g: J(g, PROBE).depth() > 0)
 
-# --- Class.forName and resources ------------------------------------------------------------------
+# --- Class.forName and resources -------------------------------------------------------------
 
 for _c in ("java.lang.String", "java.util.ArrayList", "java.sql.Connection",
            "java.net.http.HttpClient", "javax.xml.parsers.DocumentBuilder", PROBE,
@@ -287,7 +280,7 @@ add("ClassLoader.getSystemResource", lambda g: J(g, "java.lang.ClassLoader").get
 add("Module.getResourceAsStream", lambda g: cls(g, "java.lang.Object").getModule()
     .getResourceAsStream("java/lang/Object.class").read())
 
-# --- text, number and date formatting with locales ---------------------------------------------------
+# --- text, number and date formatting with locales -------------------------------------------
 
 _LOCALES = ("en-US", "fr-FR", "de-DE", "ja-JP", "ar-EG")
 for _tag in _LOCALES:
@@ -310,8 +303,8 @@ add("Collator compare", lambda g: J(g, "java.text.Collator").getInstance(
     J(g, "java.util.Locale").FRENCH).compare("côte", "coté"))
 add("Normalizer", lambda g: J(g, "java.text.Normalizer").normalize(
     "e\u0301", J(g, "java.text.Normalizer$Form").NFC))
-add("toUpperCase tr", lambda g: "title".upper() if False else g.jvm.java.lang.String("title")
-    .toUpperCase(J(g, "java.util.Locale").forLanguageTag("tr")))
+add("toUpperCase tr", lambda g: g.jvm.java.lang.String("title").toUpperCase(
+    J(g, "java.util.Locale").forLanguageTag("tr")))
 add("BreakIterator words", lambda g: _words(g, "Hello, big world."))
 
 
@@ -330,7 +323,7 @@ def _words(g: Any, text: str) -> int:
     return n
 
 
-# --- regex -----------------------------------------------------------------------------------------
+# --- regex -----------------------------------------------------------------------------------
 
 for _pat, _text in (("a+b", "caaab"), (r"(\d+)-(\d+)", "10-20"), ("^x", "yx"),
                     (r"\p{Lu}+", "abcDEF"), ("(", "x"), (r"(?i)hello", "HeLLo")):
@@ -349,7 +342,7 @@ def _find(g: Any, p: str, t: str) -> Any:
     return m.group() if m.find() else None
 
 
-# --- java.time ---------------------------------------------------------------------------------------
+# --- java.time -------------------------------------------------------------------------------
 
 add("LocalDate.parse", lambda g: J(g, "java.time.LocalDate").parse("2024-03-01").getDayOfWeek()
     .toString())
@@ -374,7 +367,7 @@ add("LocalTime.of bad", lambda g: J(g, "java.time.LocalTime").of(25, 0))
 add("DayOfWeek display", lambda g: J(g, "java.time.DayOfWeek").MONDAY.getDisplayName(
     J(g, "java.time.format.TextStyle").FULL, J(g, "java.util.Locale").GERMAN))
 
-# --- BigInteger / BigDecimal -----------------------------------------------------------------------------
+# --- BigInteger / BigDecimal -----------------------------------------------------------------
 
 for _a, _b in (("123456789012345678901234567890", "987654321"), ("-5", "3"), ("0", "7")):
     add(f"BigInteger {_a} * {_b}", lambda g, a=_a, b=_b: J(g, "java.math.BigInteger")(a)
@@ -404,7 +397,7 @@ add("BigDecimal stripTrailingZeros", lambda g: J(g, "java.math.BigDecimal")("100
 add("BigDecimal compareTo", lambda g: J(g, "java.math.BigDecimal")("2.0").compareTo(
     J(g, "java.math.BigDecimal")("2.00")))
 
-# --- collections and streams ----------------------------------------------------------------------------
+# --- collections and streams -----------------------------------------------------------------
 
 
 def _alist(g: Any, *values: Any) -> Any:
@@ -504,7 +497,7 @@ def _bitset(g: Any) -> Any:
     return [b.cardinality(), b.toString()]
 
 
-# --- NIO files in a temp dir ------------------------------------------------------------------------
+# --- NIO files in a temp dir -----------------------------------------------------------------
 
 
 def _tmp(g: Any) -> Any:
@@ -578,7 +571,7 @@ add("StandardCharsets encode", lambda g: J(g, "java.nio.charset.StandardCharsets
     .encode("é").remaining())
 add("ByteBuffer order", lambda g: J(g, "java.nio.ByteBuffer").allocate(8).order().toString())
 
-# --- concurrency utilities -----------------------------------------------------------------------------
+# --- concurrency utilities -------------------------------------------------------------------
 
 
 def _executor(g: Any) -> Any:
@@ -636,7 +629,7 @@ def _lock(g: Any) -> Any:
         lk.unlock()
 
 
-# --- XML ----------------------------------------------------------------------------------------------
+# --- XML -------------------------------------------------------------------------------------
 
 
 def _dom(g: Any, text: str) -> Any:
@@ -679,7 +672,7 @@ def _stax(g: Any) -> Any:
     return n
 
 
-# --- java.sql and java.net.http --------------------------------------------------------------------------
+# --- java.sql and java.net.http --------------------------------------------------------------
 
 add("DriverManager.getConnection no driver", lambda g: J(g, "java.sql.DriverManager")
     .getConnection("jdbc:nope:x"))
@@ -707,7 +700,7 @@ add("InetAddress loopback", lambda g: J(g, "java.net.InetAddress").getLoopbackAd
     .getHostAddress())
 add("URL protocol", lambda g: J(g, "java.net.URL")("https://example.com:8443/p").getPort())
 
-# --- UUID / Base64 / MessageDigest / CRC32 and friends ----------------------------------------------------
+# --- UUID / Base64 / MessageDigest / CRC32 and friends ---------------------------------------
 
 add("UUID.nameUUIDFromBytes", lambda g: J(g, "java.util.UUID").nameUUIDFromBytes(b"py4jni")
     .toString())
@@ -727,8 +720,7 @@ add("CRC32", lambda g: _crc(g, "java.util.zip.CRC32"))
 add("Adler32", lambda g: _crc(g, "java.util.zip.Adler32"))
 add("CRC32C", lambda g: _crc(g, "java.util.zip.CRC32C"))
 add("Deflater round trip", lambda g: _deflate(g))
-add("HexFormat", lambda g: J(g, "java.util.HexFormat").of().formatHex(b"\x01\xab")
-    if hasattr(J(g, "java.util"), "HexFormat") else None)
+add("HexFormat (JDK 17+)", lambda g: J(g, "java.util.HexFormat").of().formatHex(b"\x01\xab"))
 add("SecureRandom algorithm", lambda g: J(g, "java.security.SecureRandom")().getAlgorithm())
 add("KeyPairGenerator RSA", lambda g: J(g, "java.security.KeyPairGenerator").getInstance("RSA")
     .getAlgorithm())
@@ -758,7 +750,7 @@ def _hmac(g: Any) -> Any:
     return mac.doFinal(b"msg")
 
 
-# --- strings, boxes, misc java.lang -------------------------------------------------------------------------
+# --- strings, boxes, misc java.lang ----------------------------------------------------------
 
 add("String.join", lambda g: J(g, "java.lang.String").join("-", _alist(g, "a", "b")))
 add("String.repeat", lambda g: g.jvm.java.lang.String("ab").repeat(3))
@@ -798,7 +790,7 @@ def _ctx_loader_owner(g: Any) -> Any:
     return J(g, "java.lang.Thread").currentThread().getContextClassLoader().loadClass(PROBE)
 
 
-# --- outcomes -------------------------------------------------------------------------------------
+# --- outcomes --------------------------------------------------------------------------------
 
 _IDENTITY_HASH = re.compile(r"@[0-9a-f]{1,8}\b")
 
@@ -827,7 +819,7 @@ def _plain(r: Any) -> tuple:
     return ("JavaObject", r.getClass().getName(), _plain(r.toString())[1])
 
 
-# --- documented deviations (README: "Deviations from py4j") ---------------------------------------
+# --- documented deviations (README: "Deviations from py4j") ----------------------------------
 
 _PY4J_CLASS = re.compile(r"^py4j\.")
 
