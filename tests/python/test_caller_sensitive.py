@@ -233,3 +233,22 @@ def test_ordinary_methods_keep_the_direct_call(inproc_gateway, jvm):
     m = _java_class(jvm, PROBE).getMethod("depth", _no_classes(inproc_gateway))
     via_reflection = m.invoke(None, inproc_gateway.new_array(jvm.java.lang.Object, 0))
     assert via_reflection > 1  # Method.invoke is caller-sensitive: through CallerFrame
+
+
+def test_jdk_internal_implementation_goes_through_its_public_declaration(jvm):
+    # JDK 22+: MemorySegment.reinterpret is caller-sensitive (a restricted method); the
+    # object's class, jdk.internal.foreign.NativeMemorySegmentImpl, is not exported, so
+    # CallerFrame invokes the public interface method, which dispatches to it. The JDK
+    # names the caller in its first restricted-method warning of the process: a fresh
+    # interpreter sees it.
+    if jvm.java.lang.Runtime.version().feature() < 22:
+        pytest.skip("java.lang.foreign's restricted methods are JDK 22+")
+    from conftest import run_python
+    done = run_python(
+        "from py4jni import JavaGateway\n"
+        "g = JavaGateway()\n"
+        "seg = g.jvm.java.lang.foreign.MemorySegment.NULL.reinterpret(8)\n"
+        "print(seg.byteSize(), seg.getClass().getName())\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["8", "jdk.internal.foreign.NativeMemorySegmentImpl"]
+    assert "reinterpret has been called by org.py4jni.CallerFrame" in done.stderr
