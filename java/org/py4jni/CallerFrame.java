@@ -17,10 +17,11 @@ import java.util.ArrayDeque;
  * IllegalCallerException, the boot loader instead of the application's). py4j's server
  * calls every method through {@link Method#invoke} from its own classes, on the
  * application class loader; the C side routes exactly the methods {@link #wants}
- * accepts (asked by {@link Bridge#callerSensitive}) through the invoke* methods here, so that their caller is this class, on the
- * same loader and in the same (unnamed) module as py4j's. Decided once per resolved
- * method (jni/inproc_callers.c). Constructors are never caller-sensitive (the
- * annotation targets methods only).
+ * accepts (asked through {@link Bridge#callerSensitive}) through the invoke* methods
+ * here, so that their caller is this class, on the same loader and in the same
+ * (unnamed) module as py4j's. Decided once per resolved method
+ * (jni/inproc_callers.c). Constructors are never caller-sensitive (the annotation
+ * targets methods only).
  *
  * <p>Each invoke* method is called by JNI and calls {@link #call}, which calls
  * Method.invoke: the frame of invoke* is the caller of the method that called
