@@ -959,3 +959,27 @@ def test_library_calls_from_a_java_callback_thread(inproc_gateway, theirs):
     J(inproc_gateway, PROBE).onThread(run)
     assert len(run.outcomes) == len(CORPUS)
     _compare(run.outcomes, theirs, "from a Java thread calling back into Python")
+
+
+def test_library_calls_in_socket_mode(py4j_server, theirs):
+    """py4jni's socket client against the same py4j server: py4j's own answers, every
+    call (the server decides conversions and callers, as for py4j's client); only the
+    number in the server's connection thread name (Thread-N) depends on the connection."""
+    from py4jni import GatewayParameters, JavaGateway
+    gw = JavaGateway(gateway_parameters=GatewayParameters(port=py4j_server))
+    try:
+        ours = [outcome(gw, fn) for _, fn in CORPUS]
+    finally:
+        gc.collect()
+        gw.close()
+    differ = [f"{name}: py4jni socket {o} != py4j {t}"
+              for (name, _), o, t in zip(CORPUS, ours, theirs)
+              if o != t and not _same_thread_kind(name, o, t)]
+    print(f"\nsocket mode: {len(CORPUS)} calls, {len(CORPUS) - len(differ)} as py4j")
+    assert not differ, "\n".join(differ)
+
+
+def _same_thread_kind(name: str, ours: tuple, theirs: tuple) -> bool:
+    """Both are py4j server connection threads (Thread-N), on different connections."""
+    return (name == "Thread.currentThread getName" and ours[:2] == theirs[:2] == ("value", "str")
+            and all(re.match(r"^Thread-\d+$", x[2]) for x in (ours, theirs)))
