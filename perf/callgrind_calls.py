@@ -1,6 +1,6 @@
 """Instructions per call of py4jni's in-process calls under callgrind (load-independent).
 
-    python perf/callgrind_percall.py [--pythonpath DIR] [--n 2000] [--scenarios M1-bound,M2a]
+    python perf/callgrind_calls.py [--pythonpath DIR] [--n 2000] [--scenarios M1-bound,M2a]
 
 Runs one Python process under ``valgrind --tool=callgrind`` (Debian package
 ``valgrind``). Each scenario is warmed up (4 x n calls), then runs three segments of n
