@@ -40,6 +40,22 @@ def py4j_jar() -> str | None:
     return found[0] if found else None
 
 
+SUMMARY: list[str] = []  # lines tests add with summary_line(), printed after the run
+
+
+def summary_line(text: str) -> None:
+    """Adds a line to the "summary" section printed at the end of the pytest run (counts of
+    the differential tests), which -q and output capture would otherwise hide."""
+    SUMMARY.append(text)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
+    if SUMMARY:
+        terminalreporter.section("summary")
+        for line in SUMMARY:
+            terminalreporter.write_line(line)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "inproc_only(reason): applies to in-process mode only")
     config.addinivalue_line("markers", "socket_only(reason): applies to socket mode only")

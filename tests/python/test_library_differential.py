@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import pytest
 
-from conftest import py4j_jar
+from conftest import py4j_jar, summary_line
 
 pytestmark = pytest.mark.skipif(py4j_jar() is None, reason="py4j's jar is not installed")
 
@@ -927,18 +927,19 @@ def theirs(py4j_gateway: Any) -> list[tuple]:
 
 
 def _compare(ours: list[tuple], theirs: list[tuple], where: str) -> set[str]:
-    unexplained, used = [], set()
+    unexplained, used, documented = [], set(), 0
     for (name, _), o, t in zip(CORPUS, ours, theirs):
         if o == t:
             continue
         why = [d for d, (_, rule) in DEVIATIONS.items() if rule(name, o, t)]
         if why:
             used.update(why)
+            documented += 1
         else:
             unexplained.append(f"{name}: py4jni {o} != py4j {t}")
-    print(f"\n{where}: {len(CORPUS)} calls, {len(CORPUS) - len(unexplained)} as py4j or "
-          f"documented, differences explained by {len(used)} of {len(DEVIATIONS)} "
-          f"documented deviations: {sorted(used)}")
+    summary_line(f"library differential, {where}: {len(CORPUS)} calls, "
+                 f"{len(CORPUS) - len(unexplained) - documented} as py4j, {documented} "
+                 f"differing as documented, explained by {len(used)} of {len(DEVIATIONS)} documented deviations: {sorted(used)}")
     assert not unexplained, (f"{len(unexplained)} of {len(CORPUS)} differ ({where}):\n"
                              + "\n".join(unexplained))
     return used
@@ -977,7 +978,8 @@ def test_library_calls_in_socket_mode(py4j_server, theirs):
     differ = [f"{name}: py4jni socket {o} != py4j {t}"
               for (name, _), o, t in zip(CORPUS, ours, theirs)
               if o != t and not _same_thread_kind(name, o, t)]
-    print(f"\nsocket mode: {len(CORPUS)} calls, {len(CORPUS) - len(differ)} as py4j")
+    summary_line(f"library differential, socket mode: {len(CORPUS)} calls, "
+                 f"{len(CORPUS) - len(differ)} as py4j")
     assert not differ, "\n".join(differ)
 
 
