@@ -13,19 +13,20 @@
 set -euo pipefail
 P4J_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export P4J_ROOT
+source "$P4J_ROOT/tests/steps.sh"
+BUILD="${P4J_BUILD_DIR:-$P4J_ROOT/build}"
+# The log of this set-up, or of the run that sourced it (tests/run_all.sh opens its own).
+p4j_log_open "$BUILD/logs/setup.log"
 
 need=()
 for pkg in gcc libc6-dev clang cmake ninja-build pkg-config libffi-dev libcmocka-dev openjdk-17-jdk-headless python3-venv python3-dev git; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
-SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-apt_install() {
-  echo "setup: installing $*" >&2
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "$@" >/dev/null
-}
 if ((${#need[@]})); then
-  apt_install "${need[@]}"
+  p4j_step "setup: Debian packages (${need[*]})" p4j_apt_install "${need[@]}" || {
+    echo "setup: cannot go on without ${need[*]} (the lines above say why)" >&2
+    exit 1
+  }
 fi
 # clang's sanitizer runtimes (libFuzzer's ASan/UBSan) live in a package of their own,
 # named after clang's major version (libclang-rt-14-dev on Debian 12); with
@@ -33,39 +34,50 @@ fi
 clang_major=$(clang -dumpversion | cut -d. -f1)
 if [ ! -e "$(clang -print-file-name=libclang_rt.asan-x86_64.a)" ] \
    && [ ! -e "$(clang --print-runtime-dir)/libclang_rt.asan-x86_64.a" ]; then
-  apt_install "libclang-rt-${clang_major}-dev"
+  p4j_step "setup: Debian package libclang-rt-${clang_major}-dev" \
+    p4j_apt_install "libclang-rt-${clang_major}-dev" || exit 1
 fi
 
 PY=${PYTHON:-python3}
 VENV="${P4J_VENV_DIR:-$P4J_ROOT/.venv}"
 REQS="${P4J_REQUIREMENTS:-$P4J_ROOT/tests/requirements.txt}"
 if [ ! -x "$VENV/bin/python" ]; then
-  echo "setup: creating $VENV" >&2
-  "$PY" -m venv "$VENV"
+  p4j_step "setup: creating $VENV" "$PY" -m venv "$VENV" || exit 1
 fi
 stamp="$VENV/.requirements.sha"
 want=$(sha256sum "$REQS" | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  echo "setup: installing Python packages" >&2
-  "$VENV/bin/pip" install -q --disable-pip-version-check -r "$REQS"
+  p4j_step "setup: Python packages of ${REQS#"$P4J_ROOT"/} (first time: a minute or two)" \
+    "$VENV/bin/pip" install --disable-pip-version-check -r "$REQS" || exit 1
   echo "$want" > "$stamp"
 fi
 # PySpark (tests/python/test_pyspark.py, perf/run.sh --spark): ~500 MB, P4J_NO_PYSPARK=1 skips it.
 if [ -z "${P4J_NO_PYSPARK:-}" ]; then
   want=$(sha256sum "$P4J_ROOT/tests/requirements-pyspark.txt" | cut -d' ' -f1)
   if [ "$(cat "$VENV/.requirements-pyspark.sha" 2>/dev/null)" != "$want" ]; then
-    echo "setup: installing PySpark" >&2
-    "$VENV/bin/pip" install -q --disable-pip-version-check -r "$P4J_ROOT/tests/requirements-pyspark.txt"
+    p4j_step "setup: PySpark (tests/requirements-pyspark.txt; ~500 MB, first time: minutes)" \
+      "$VENV/bin/pip" install --disable-pip-version-check \
+        -r "$P4J_ROOT/tests/requirements-pyspark.txt" || exit 1
     echo "$want" > "$VENV/.requirements-pyspark.sha"
   fi
 fi
 
-BUILD="${P4J_BUILD_DIR:-$P4J_ROOT/build}"
 if [ ! -f "$BUILD/build.ninja" ]; then
-  cmake -S "$P4J_ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-        -DPython_EXECUTABLE="$VENV/bin/python" >/dev/null
+  p4j_step "setup: configuring the CMake build in $BUILD" \
+    cmake -S "$P4J_ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+          -DPython_EXECUTABLE="$VENV/bin/python" || exit 1
 fi
-ninja -C "$BUILD" -j 2 >/dev/null || ninja -C "$BUILD" -j 1
+p4j_step "setup: building $BUILD (ninja; first time: a few minutes)" ninja -C "$BUILD" -j 2 \
+  || p4j_step "setup: building $BUILD again with one job" ninja -C "$BUILD" -j 1 || exit 1
+# The venv imports this build when no py4jni is installed in it (README, "The two
+# commands"): a .pth line comes after site-packages, so a py4jni that pip installed there
+# (perf/run.sh) comes first. The tests put the build first themselves (PYTHONPATH).
+# Only the repository's own venv: a venv shared with other checkouts (P4J_VENV_DIR
+# elsewhere) is left as it is.
+if [ "$VENV" = "$P4J_ROOT/.venv" ]; then
+  site=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  echo "$BUILD/python" > "$site/py4jni-build.pth"
+fi
 export P4J_BUILD="$BUILD" P4J_VENV="$VENV"
 export P4J_FIXTURES_JAR="$BUILD/tests/py4jni-test-fixtures.jar"
 export PYTHONPATH="$BUILD/python${PYTHONPATH:+:$PYTHONPATH}"
