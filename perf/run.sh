@@ -23,7 +23,6 @@ VENV="${P4J_VENV:-$ROOT/.venv}"
 PYTHON="${PYTHON:-python3}"
 LOG_DIR="$HERE/.build"
 source "$ROOT/tests/steps.sh"
-P4J_LOG=""
 p4j_log_open "$LOG_DIR/run.log"
 T0=$SECONDS
 setup_failed=()
@@ -76,7 +75,8 @@ elif [ -f "$ROOT/pyproject.toml" ]; then
       "$PY" -m pip install --disable-pip-version-check "$ROOT"; then
     # A py4jni left over from an earlier build would be measured as if it were this one.
     "$PY" -m pip uninstall --quiet --yes py4jni >/dev/null 2>&1 || true
-    say "continuing without an installed py4jni: its columns say why"
+    say "continuing without an installed py4jni: its columns measure build/python when" \
+        "there is one (tests/run_all.sh builds it), else say why"
     setup_failed+=("pip install . (py4jni)")
   fi
 else

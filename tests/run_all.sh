@@ -12,8 +12,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source "$root/tests/steps.sh"
-P4J_LOG=""
 p4j_log_open "${P4J_BUILD_DIR:-$root/build}/logs/run_all.log"
+P4J_LOG_KEEP=1
 t0=$SECONDS
 echo "run_all.sh: every test; about 12 minutes on 2 cores once set up (the first set-up"
 echo "adds Debian packages, ~1 GB of Python packages with PySpark, and two builds)"
@@ -35,7 +35,7 @@ p4j_step_shown "ctest (CMocka, Java self-test)" ctest_run || failed+=(ctest)
 p4j_step "fuzz: py4j answer decoder (libFuzzer, ASan+UBSan, 20 s)" \
   bash tests/c/run_fuzz.sh 20 || failed+=(fuzz)
 p4j_step_shown "sanitizers: in-process pytest against an ASan+UBSan build (build-asan/)" \
-  bash tests/run_sanitizers.sh || failed+=(sanitizers)
+  env P4J_LOG="$P4J_LOG" P4J_LOG_KEEP=1 bash tests/run_sanitizers.sh || failed+=(sanitizers)
 # The in-process gateway runs with -Xcheck:jni; a JNI misuse it reports fails the test.
 p4j_step_shown "pytest (both transports)" env P4J_CHECK_JNI="${P4J_CHECK_JNI:-1}" \
   "$P4J_VENV/bin/python" -m pytest -p no:faulthandler -q tests/python "$@" || failed+=(pytest)

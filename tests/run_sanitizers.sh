@@ -21,14 +21,15 @@
 # must stay empty (a report in a child process the tests start counts too).
 # test_pyspark.py is left out: its drivers (Spark's JVM, Python workers) inherit the
 # preloaded ASan runtime and outlast the module's 600 s timeout on this machine.
-# The build's output goes to $P4J_LOG (tests/run_all.sh's log), else build-asan/logs/build.log.
+# The build's output goes to build-asan/logs/build.log, or with P4J_LOG_KEEP=1 to $P4J_LOG
+# (tests/run_all.sh's log).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source "$root/tests/steps.sh"
 : "${P4J_VENV:=$root/.venv}"
 build="$root/build-asan"
 reports="$build/reports"
-p4j_log_open "$build/logs/build.log"
+[ -n "${P4J_LOG_KEEP:-}" ] || p4j_log_open "$build/logs/build.log"
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 if [ ! -f "$build/build.ninja" ]; then
   p4j_step "run_sanitizers.sh: configuring build-asan/" \

@@ -15,8 +15,8 @@ P4J_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export P4J_ROOT
 source "$P4J_ROOT/tests/steps.sh"
 BUILD="${P4J_BUILD_DIR:-$P4J_ROOT/build}"
-# The log of this set-up, or of the run that sourced it (tests/run_all.sh opens its own).
-p4j_log_open "$BUILD/logs/setup.log"
+# The log of this set-up, or of the run that sourced it (tests/run_all.sh keeps its own).
+[ -n "${P4J_LOG_KEEP:-}" ] || p4j_log_open "$BUILD/logs/setup.log"
 
 need=()
 for pkg in gcc libc6-dev clang cmake ninja-build pkg-config libffi-dev libcmocka-dev openjdk-17-jdk-headless python3-venv python3-dev git; do

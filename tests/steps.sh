@@ -5,15 +5,12 @@
 # sudo, or a message saying what to run when neither is possible.
 
 # p4j_log_open FILE: makes FILE (created empty, its directory too) the log of this run,
-# unless a caller already opened one ($P4J_LOG set and existing).
+# $P4J_LOG (a shell variable, not exported). A script that sources another one that
+# opens its own log sets P4J_LOG_KEEP=1 first to keep its log for both.
 p4j_log_open() {
-  if [ -n "${P4J_LOG:-}" ] && [ -f "$P4J_LOG" ]; then
-    return 0
-  fi
   mkdir -p "$(dirname "$1")"
   : >"$1"
   P4J_LOG=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-  export P4J_LOG
 }
 
 # p4j_elapsed SECONDS: "42 s" or "3m05s".
