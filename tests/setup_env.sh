@@ -5,7 +5,13 @@
 #     the repository's index: tests/check_comment_paths.py)
 #   - .venv at the repository root with tests/requirements.txt (and tests/requirements-pyspark.txt)
 #   - a CMake build in build/ (C library, helper jar, extension, test fixtures)
+#   - in the repository's own .venv, a py4jni-build.pth naming build/python, so that the
+#     venv's python imports py4jni when no py4jni is pip-installed there
 # Source it or run it; afterwards build/python holds the importable py4jni package.
+# Each step prints one line with its elapsed time; their output goes to
+# build/logs/setup.log (or the log of a caller that set P4J_LOG_KEEP=1: tests/run_all.sh).
+# Debian packages: as root, or through sudo; without either it stops, naming what to
+# install (tests/steps.sh).
 # Environment: PYTHON (interpreter that creates the venv, default python3), P4J_VENV_DIR
 # and P4J_BUILD_DIR (default .venv and build/), P4J_REQUIREMENTS (default
 # tests/requirements.txt), JAVA_HOME (the JDK CMake builds with): tests/run_matrix.sh
