@@ -230,7 +230,8 @@ def bandwidth(view):
 # ---- targets (perf/README.md, "Targets") -------------------------------------------------
 
 def targets(view):
-    """[(target, verdict, figures)]: verdict is met / missed / n/a."""
+    """[(target, verdict, figures)]: verdict is met / missed / n/a (not measured by rule
+    or not in this run) / failed (a figure it needs failed)."""
     rows = []
     med = view.med
 
@@ -241,7 +242,8 @@ def targets(view):
     def add(text, pairs, check):
         why = need(*pairs)
         if why:
-            rows.append((text, "n/a", why))
+            bad = any(view.failed(s, b) for s, b in pairs if med(s, b) is None)
+            rows.append((text, "failed" if bad else "n/a", why))
             return
         ok, figures = check()
         rows.append((text, "met" if ok else "missed", figures))
@@ -461,6 +463,9 @@ def floor_distance(view):
     for sid, fsid in pairs:
         f, a = view.med(fsid, "floor"), view.med(sid, "py4jni")
         if not f or not a:
+            if view.failed(fsid, "floor") or view.failed(sid, "py4jni"):  # kept, marked
+                rows.append([sid, fmt_time(f) if f else "failed", fmt_time(a) if a else "failed",
+                             "-", "-", "-"])
             continue
         j = view.med(sid, "jpype")
         t = FLOOR_TARGETS.get(sid)
@@ -631,7 +636,8 @@ def write_report(results, out, charts):
                     med, lo, hi = row[b]
                     r.append(f"{_sig(med / 1e6)} [{_sig(lo / 1e6)}-{_sig(hi / 1e6)}]")
                 else:
-                    r.append("-")
+                    sid = f"{'X7' if direction == 'recv' else 'X8'}-{size}"
+                    r.append("failed" if view.failed(sid, b) else "-")
             for a, b, _ in ratio_cols:
                 r.append(fmt_ratio(row[a][0] / row[b][0]) if a in row and b in row else "-")
             rows.append(r)

@@ -20,6 +20,7 @@ set -euo pipefail
 P4J_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export P4J_ROOT
 source "$P4J_ROOT/tests/steps.sh"
+setup_t0=$SECONDS
 BUILD="${P4J_BUILD_DIR:-$P4J_ROOT/build}"
 # The log of this set-up, or of the run that sourced it (tests/run_all.sh keeps its own).
 [ -n "${P4J_LOG_KEEP:-}" ] || p4j_log_open "$BUILD/logs/setup.log"
@@ -87,3 +88,5 @@ fi
 export P4J_BUILD="$BUILD" P4J_VENV="$VENV"
 export P4J_FIXTURES_JAR="$BUILD/tests/py4jni-test-fixtures.jar"
 export PYTHONPATH="$BUILD/python${PYTHONPATH:+:$PYTHONPATH}"
+[ -n "${P4J_LOG_KEEP:-}" ] \
+  || echo "setup: done ($(p4j_elapsed $((SECONDS - setup_t0)))); log: $P4J_LOG"
