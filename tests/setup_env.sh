@@ -6,9 +6,9 @@
 #     libffi build: python-binding/build_wheels.sh)
 #   - .venv at the repository root with tests/requirements.txt (and tests/requirements-pyspark.txt)
 #   - a CMake build in build/ (C library, helper jar, extension, test fixtures)
-#   - in the repository's own .venv, a py4jni-build.pth naming build/python, so that the
-#     venv's python imports py4jni when no py4jni is pip-installed there
 # Source it or run it; afterwards build/python holds the importable py4jni package.
+# In the repository's own .venv it writes py4jni-build.pth, naming build/python, so that
+# the venv's python imports py4jni when no py4jni is pip-installed there.
 # Each step prints one line with its elapsed time; their output goes to
 # build/logs/setup.log (or the log of a caller that set P4J_LOG_KEEP=1: tests/run_all.sh).
 # Debian packages: as root, or through sudo; without either it stops, naming what to
@@ -22,9 +22,8 @@ P4J_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export P4J_ROOT
 source "$P4J_ROOT/tests/steps.sh"
 setup_t0=$SECONDS
-BUILD="${P4J_BUILD_DIR:-$P4J_ROOT/build}"
 # The log of this set-up, or of the run that sourced it (tests/run_all.sh keeps its own).
-[ -n "${P4J_LOG_KEEP:-}" ] || p4j_log_open "$BUILD/logs/setup.log"
+[ -n "${P4J_LOG_KEEP:-}" ] || p4j_log_open "${P4J_BUILD_DIR:-$P4J_ROOT/build}/logs/setup.log"
 
 need=()
 for pkg in gcc libc6-dev clang cmake ninja-build pkg-config libffi-dev libcmocka-dev openjdk-17-jdk-headless python3-venv python3-dev git make; do
@@ -70,6 +69,7 @@ if [ -z "${P4J_NO_PYSPARK:-}" ]; then
   fi
 fi
 
+BUILD="${P4J_BUILD_DIR:-$P4J_ROOT/build}"
 if [ ! -f "$BUILD/build.ninja" ]; then
   p4j_step "setup: configuring the CMake build in $BUILD" \
     cmake -S "$P4J_ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
