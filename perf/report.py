@@ -885,20 +885,28 @@ def write_charts(results, out):
 
     # cold start
     cold = cold_summary(view)
-    bars = [(b, cold[b]) for b in view.backends if cold.get(b, {}).get("full")]
+    def cold_failed(b, kind):
+        e = view.cold(b, kind)
+        return bool(e) and e.get("status") in FAILED_STATUSES and e.get("status") != "pending"
+
+    # a backend whose cold start failed keeps its place, marked "failed"
+    bars = [(b, cold.get(b, {})) for b in view.backends
+            if cold.get(b, {}).get("full") or cold_failed(b, "full")]
     if bars:
         fig, ax = plt.subplots(figsize=(7, 4.5))
         xs = range(len(bars))
         for i, (b, s) in enumerate(bars):
-            med, lo, hi = s["full"]
-            ax.bar(i - 0.2, med * 1e3, 0.4, yerr=[[(med - lo) * 1e3], [(hi - med) * 1e3]],
-                   capsize=4, color=COLORS[b])
-            ax.text(i - 0.2, hi * 1e3, f"{med * 1e3:.0f}", ha="center", va="bottom", fontsize=8)
-            if "handshake" in s:
-                med, lo, hi = s["handshake"]
-                ax.bar(i + 0.2, med * 1e3, 0.4, yerr=[[(med - lo) * 1e3], [(hi - med) * 1e3]],
-                       capsize=4, color=COLORS[b], alpha=0.45, hatch="//")
-                ax.text(i + 0.2, hi * 1e3, f"{med * 1e3:.1f}", ha="center", va="bottom", fontsize=8)
+            for kind, dx in (("full", -0.2), ("handshake", 0.2)):
+                if kind in s:
+                    med, lo, hi = s[kind]
+                    ax.bar(i + dx, med * 1e3, 0.4, yerr=[[(med - lo) * 1e3], [(hi - med) * 1e3]],
+                           capsize=4, color=COLORS[b], **({} if kind == "full" else
+                                                          {"alpha": 0.45, "hatch": "//"}))
+                    ax.text(i + dx, hi * 1e3, f"{med * 1e3:.0f}" if kind == "full"
+                            else f"{med * 1e3:.1f}", ha="center", va="bottom", fontsize=8)
+                elif cold_failed(b, kind):
+                    ax.text(i + dx, 0, "failed", ha="center", va="bottom", fontsize=8,
+                            color="#d00000", rotation=90)
         from matplotlib.patches import Patch
         ax.legend(handles=[Patch(facecolor="#888888", label="COLD-full"),
                            Patch(facecolor="#888888", alpha=0.45, hatch="//",
