@@ -95,10 +95,12 @@ if [ "${1:-}" = "--spark" ]; then
   exec "$PY" "$HERE/spark_bench.py" "$@"
 fi
 case " $* " in
-  *" --quick "*) say "set-up done ($(p4j_elapsed $((SECONDS - T0)))); the quick run takes 2-4 minutes" ;;
-  *" --list "*|*" -h "*|*" --help "*) ;;
-  *) say "set-up done ($(p4j_elapsed $((SECONDS - T0)))); the full run takes 10-15 minutes" ;;
+  *" --list "*|*" -h "*|*" --help "*) took="" ;;
+  *" --scenarios"*|*" --backends"*|*" --rounds"*) took="set-up done" ;;
+  *" --quick "*) took="set-up done; the quick run takes 2-4 minutes" ;;
+  *) took="set-up done; the full run takes 10-15 minutes" ;;
 esac
+[ -z "$took" ] || say "${took/set-up done/set-up done ($(p4j_elapsed $((SECONDS - T0))))}"
 status=0
 "$PY" "$HERE/bench.py" "$@" || status=$?
 if ((${#setup_failed[@]})) && [ "$status" -eq 0 ]; then
