@@ -58,8 +58,9 @@ PRESETS = {
                   cold_reps=1, mem_objects=1_000_000),
 }
 # Left out of a quick run unless --scenarios names them: the sizes whose units take
-# seconds on the socket backends (py4j's base64), which a smoke run does not need.
-QUICK_LEFT_OUT = ("X7-16M", "X7-64M", "X8-16M", "X8-64M")
+# seconds on the socket backends (py4j's base64; 100,000 round trips), which a smoke run
+# does not need (X2-10k, X7-1M and X8-1M measure the same paths).
+QUICK_LEFT_OUT = ("X2-100k", "X7-16M", "X7-64M", "X8-16M", "X8-64M")
 MIN_CALLS = 1000  # per round, for sub-millisecond operations
 SKIP_FACTOR = 5  # x budget: the most a cell may take at its least ...
 SKIP_MIN_S = 10.0  # ... and never less than this (quick runs keep slow but sane cells)
