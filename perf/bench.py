@@ -77,10 +77,12 @@ def fmt_duration(s):
 
 class Progress:
     """One status line on stderr (rewritten in place on a terminal, else printed every
-    few seconds), plus permanent log lines."""
+    few seconds), plus permanent log lines, also appended to the file $P4J_PERF_LOG
+    names (perf/run.sh's log) when it is set."""
 
     def __init__(self, stream=sys.stderr):
         self.stream = stream
+        self.logfile = os.environ.get("P4J_PERF_LOG")
         self.tty = stream.isatty()
         self.t0 = time.monotonic()
         self._last_print = 0.0
@@ -110,6 +112,12 @@ class Progress:
             self._width = 0
         self.stream.write(msg + "\n")
         self.stream.flush()
+        if self.logfile:
+            try:
+                with open(self.logfile, "a") as f:
+                    f.write(f"bench.py [{fmt_duration(self.elapsed())}] {msg}\n")
+            except OSError:
+                self.logfile = None
 
 
 # ---- command line ---------------------------------------------------------------------

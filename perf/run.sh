@@ -13,8 +13,8 @@
 # does not stop the run: the backends that can run are measured, the others' cells say
 # why, and the run exits 1. So does a run in which a cell failed (perf/bench.py).
 # Output: one line per set-up step with its elapsed time (their whole output in
-# perf/.build/run.log), then bench.py's progress; the last line names the report and the
-# log. A full run takes 10-15 minutes on 2 cores, --quick 2-4 (the first run adds set-up).
+# perf/.build/run.log), then bench.py's progress (its lasting lines, failures included,
+# also go to that log); the last line names the log, the line before it the report. A full run takes 10-15 minutes on 2 cores, --quick 2-4 (the first run adds set-up).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -102,7 +102,8 @@ case " $* " in
 esac
 [ -z "$took" ] || say "${took/set-up done/set-up done ($(p4j_elapsed $((SECONDS - T0))))}"
 status=0
-"$PY" "$HERE/bench.py" "$@" || status=$?
+printf '\n==== bench.py %s\n' "$*" >>"$P4J_LOG"
+P4J_PERF_LOG="$P4J_LOG" "$PY" "$HERE/bench.py" "$@" || status=$?
 if ((${#setup_failed[@]})) && [ "$status" -eq 0 ]; then
   status=1
 fi
@@ -110,5 +111,5 @@ if ((${#setup_failed[@]})); then
   say "set-up steps that failed: ${setup_failed[*]}"
 fi
 say "$( ((status == 0)) && echo done || echo "FAILED (exit status $status)") in" \
-    "$(p4j_elapsed $((SECONDS - T0))); set-up log: $P4J_LOG"
+    "$(p4j_elapsed $((SECONDS - T0))); log: $P4J_LOG"
 exit "$status"
