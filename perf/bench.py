@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""py4jni benchmark suite: every scenario of shared/perf-scenarios.md, every backend side
-by side in one run.
+"""py4jni benchmark suite: every scenario of perf/README.md, every backend side by side
+in one run.
 
     python perf/bench.py [--quick] [--scenarios M1,X7-16k,...] [--backends py4jni,py4j,...]
                          [--out DIR]
@@ -16,6 +16,9 @@ min-max of the round means, and ratios between backends of the same run.
 
 Results go to perf/results/<date>-<machine>[-quick]/: results.json (every round),
 report.md and PNG charts (perf/report.py; `python perf/report.py results.json` redraws).
+Exit status: 0 when every requested figure was measured (or is n/a or skipped with the
+reason), 1 when one failed (report.md lists them first), 2 on a bad command line, 130
+when interrupted.
 """
 import argparse
 import datetime
@@ -51,9 +54,13 @@ REPO_DIR = backends.REPO_DIR
 PRESETS = {
     "full": dict(rounds=21, round_time=0.1, budget=4.0, min_rounds=5, warmup_batches=2,
                  cold_reps=10, mem_objects=1_000_000),
-    "quick": dict(rounds=3, round_time=0.1, budget=0.5, min_rounds=1, warmup_batches=1,
-                  cold_reps=3, mem_objects=1_000_000),
+    "quick": dict(rounds=3, round_time=0.05, budget=0.5, min_rounds=1, warmup_batches=1,
+                  cold_reps=1, mem_objects=1_000_000),
 }
+# Left out of a quick run unless --scenarios names them: the sizes whose units take
+# seconds on the socket backends (py4j's base64; 100,000 round trips), which a smoke run
+# does not need (X2-10k, X7-1M and X8-1M measure the same paths).
+QUICK_LEFT_OUT = ("X2-100k", "X7-16M", "X7-64M", "X8-16M", "X8-64M")
 MIN_CALLS = 1000  # per round, for sub-millisecond operations
 SKIP_FACTOR = 5  # x budget: the most a cell may take at its least ...
 SKIP_MIN_S = 10.0  # ... and never less than this (quick runs keep slow but sane cells)
@@ -70,10 +77,12 @@ def fmt_duration(s):
 
 class Progress:
     """One status line on stderr (rewritten in place on a terminal, else printed every
-    few seconds), plus permanent log lines."""
+    few seconds), plus permanent log lines, also appended to the file $P4J_PERF_LOG
+    names (perf/run.sh's log) when it is set."""
 
     def __init__(self, stream=sys.stderr):
         self.stream = stream
+        self.logfile = os.environ.get("P4J_PERF_LOG")
         self.tty = stream.isatty()
         self.t0 = time.monotonic()
         self._last_print = 0.0
@@ -103,6 +112,12 @@ class Progress:
             self._width = 0
         self.stream.write(msg + "\n")
         self.stream.flush()
+        if self.logfile:
+            try:
+                with open(self.logfile, "a") as f:
+                    f.write(f"bench.py [{fmt_duration(self.elapsed())}] {msg}\n")
+            except OSError:
+                self.logfile = None
 
 
 # ---- command line ---------------------------------------------------------------------
@@ -114,19 +129,21 @@ def parse_args(argv):
         epilog="scenarios: " + ", ".join(scenarios.ALL_NAMES) +
                "\ngroups: " + ", ".join(scenarios.GROUPS) +
                "\nbackends: " + ", ".join(backends.BACKEND_NAMES))
-    p.add_argument("--quick", action="store_true", help="short run (about 1-2 minutes)")
+    p.add_argument("--quick", action="store_true", help="smoke run: 3 rounds of 0.05 s, one "
+                   "cold start per backend, without " + ", ".join(QUICK_LEFT_OUT) +
+                   " (about 2-4 minutes)")
     p.add_argument("--scenarios", help="comma-separated scenario ids or groups (default: all)")
     p.add_argument("--backends", help="comma-separated backends (default: all)")
     p.add_argument("--out", help="output directory (default perf/results/<date>-<machine>[-quick])")
     p.add_argument("--rounds", type=int, help="rounds (default 21, quick 3)")
-    p.add_argument("--round-time", type=float, help="seconds per batch (default 0.1)")
+    p.add_argument("--round-time", type=float, help="seconds per batch (default 0.1, quick 0.05)")
     p.add_argument("--budget", type=float, help="seconds of batches per cell before it runs "
                    "in fewer rounds (default 4, quick 0.5)")
     p.add_argument("--skip-over", type=float, help="seconds a cell may take at its least "
                    "(first units, warm-up, fewest rounds) before it is skipped as over budget "
                    f"(default max({SKIP_FACTOR} x budget, {SKIP_MIN_S:g}))")
     p.add_argument("--cold-reps", type=int, help="fresh processes per backend for COLD-* "
-                   "(default 10, quick 3)")
+                   "(default 10, quick 1)")
     p.add_argument("--batch-timeout", type=float, default=120.0,
                    help="seconds a worker may take for one batch before it is killed (120)")
     p.add_argument("--machine", help="machine name used in the output directory")
@@ -495,37 +512,47 @@ def floor_binary(explicit, progress):
 FIXTURES_SRC = os.path.join(REPO_DIR, "tests", "java")  # org/py4jni/fixtures/*.java
 HELPER_SRC = os.path.join(REPO_DIR, "java")  # org/py4jni/*.java: what the fixtures import
 FIXTURES_JAR_NAME = "py4jni-perf-fixtures.jar"
+# Left out of the fixtures jar, as tests/CMakeLists.txt leaves them out of
+# py4jni-test-fixtures.jar: sources that compile only against py4j's jar (a py4j
+# ClientServer for the socket tests), which no benchmark calls.
+FIXTURES_EXCLUDE = (os.path.join("org", "py4jni", "fixtures", "clientserver") + os.sep,)
 
 
-def _newest_source(root):
-    newest = 0.0
+def fixture_sources(root=FIXTURES_SRC):
+    """The .java files of the fixtures jar under root, sorted: every one but those under
+    FIXTURES_EXCLUDE."""
+    out = []
     for dirpath, _, files in os.walk(root):
-        for f in files:
-            if f.endswith(".java"):
-                newest = max(newest, os.path.getmtime(os.path.join(dirpath, f)))
-    return newest
+        rel = os.path.relpath(dirpath, root) + os.sep
+        if any(rel.startswith(x) for x in FIXTURES_EXCLUDE):
+            continue
+        out += [os.path.join(dirpath, f) for f in files if f.endswith(".java")]
+    return sorted(out)
 
 
-def fixtures_jar(progress):
+def fixtures_jar(progress, out=None, reuse=True):
     """(path, None) of a jar with the Java test fixtures (tests/java/org/py4jni/fixtures:
-    CallbackFixtures, NativeCodec, ...) for the scenarios that call them: $P4J_FIXTURES_JAR,
-    the root CMake build's build/tests/py4jni-test-fixtures.jar or perf/bin's own when not
-    older than the sources, else perf/bin/py4jni-perf-fixtures.jar compiled now with javac;
+    CallbackFixtures, NativeCodec, Buffers, ...) for the scenarios that call them: with
+    `reuse`, $P4J_FIXTURES_JAR, the root CMake build's build/tests/py4jni-test-fixtures.jar
+    or `out`'s jar when not older than the sources; else `out` (default
+    perf/bin/py4jni-perf-fixtures.jar) compiled now with javac from fixture_sources();
     (None, reason) when none can be had. The fixtures import a class of the helper
     (org.py4jni.PythonEntryPoint): javac reads it from java/ without compiling it
     (-implicit:none), so the jar holds the fixtures alone and works on any JVM's class path."""
-    env = os.environ.get("P4J_FIXTURES_JAR")
-    if env:
-        if os.path.isfile(env):
-            return os.path.abspath(env), None
-        progress.log(f"P4J_FIXTURES_JAR={env} does not exist: ignored")
-    newest = _newest_source(FIXTURES_SRC)
-    if not newest:
+    out = out or os.path.join(PERF_DIR, "bin", FIXTURES_JAR_NAME)
+    sources = fixture_sources()
+    if not sources:
         return None, f"no fixture sources under {FIXTURES_SRC}"
-    out = os.path.join(PERF_DIR, "bin", FIXTURES_JAR_NAME)
-    for cand in (os.path.join(REPO_DIR, "build", "tests", "py4jni-test-fixtures.jar"), out):
-        if os.path.isfile(cand) and os.path.getmtime(cand) >= newest:
-            return cand, None
+    if reuse:
+        env = os.environ.get("P4J_FIXTURES_JAR")
+        if env:
+            if os.path.isfile(env):
+                return os.path.abspath(env), None
+            progress.log(f"P4J_FIXTURES_JAR={env} does not exist: ignored")
+        newest = max(os.path.getmtime(f) for f in sources)
+        for cand in (os.path.join(REPO_DIR, "build", "tests", "py4jni-test-fixtures.jar"), out):
+            if os.path.isfile(cand) and os.path.getmtime(cand) >= newest:
+                return cand, None
     javac = None
     home = os.environ.get("JAVA_HOME")
     if home and os.access(os.path.join(home, "bin", "javac"), os.X_OK):
@@ -533,8 +560,6 @@ def fixtures_jar(progress):
     javac = javac or shutil.which("javac")
     if not javac:
         return None, "no javac to build the fixtures jar (install a JDK or set P4J_FIXTURES_JAR)"
-    sources = sorted(os.path.join(d, f) for d, _, fs in os.walk(FIXTURES_SRC)
-                     for f in fs if f.endswith(".java"))
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with tempfile.TemporaryDirectory(dir=os.path.dirname(out)) as classes:
         cmd = [javac, "-nowarn", "-encoding", "UTF-8", "-sourcepath", HELPER_SRC,
@@ -649,6 +674,10 @@ class Suite:
         self.preset["min_rounds"] = min(self.preset["min_rounds"], self.preset["rounds"])
         self.backends = resolve_backends(args.backends)
         self.timed, self.extras = resolve_scenarios(args.scenarios)
+        self.left_out = []
+        if args.quick and not args.scenarios:
+            self.left_out = [sid for sid in QUICK_LEFT_OUT if sid in self.timed]
+            self.timed = [sid for sid in self.timed if sid not in QUICK_LEFT_OUT]
         self.progress = Progress()
         self.workers = {}
         self.servers = {}
@@ -906,7 +935,8 @@ class Suite:
                 self.cells[(sid, b)] = Cell(sid, b)
         if self.floor_state:
             for sid in scenarios.FLOOR_IDS:
-                self.cells[(sid, FLOOR)] = Cell(sid, FLOOR)
+                if sid not in self.left_out:
+                    self.cells[(sid, FLOOR)] = Cell(sid, FLOOR)
         for (sid, b), c in self.cells.items():
             st = self.floor_state if b == FLOOR else self.backend_state[b]
             if st["status"] not in ("pending", "ok"):
@@ -1087,6 +1117,7 @@ class Suite:
             "duration_s": round(self.progress.elapsed(), 1), "interrupted": self.interrupted,
             "machine": info, "backends": self.backend_state, "requested_backends": self.backends,
             "timed_scenarios": self.timed, "extras": sorted(self.extras),
+            "left_out": self.left_out,
             "servers": {b: {"port": s.port, "command": " ".join(s.cmd)}
                         for b, s in self.servers.items()},
             "server_sharing": "each socket backend (py4j, py4jni-socket) has its own "
@@ -1132,7 +1163,15 @@ def main(argv=None):
     cwd = os.getcwd() + os.sep
     suite.progress.log("wrote " + ", ".join(os.path.relpath(p) if os.path.abspath(p).startswith(cwd)
                                             else p for p in paths))
-    return 130 if suite.interrupted else 0
+    if suite.interrupted:
+        return 130
+    failed = report.failures(results)
+    if failed:
+        suite.progress.log(f"FAILED: {len(failed)} figure(s) missing (report.md lists them):")
+        for sid, b, st, reason in failed:
+            suite.progress.log(f"  {sid} on {b}: {st} ({reason})")
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

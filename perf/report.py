@@ -105,9 +105,40 @@ def status_text(status, reason, notes):
     short = {"not installed": "not installed", "n/a": "n/a", "error": "error",
              "crashed": "crashed", "timed out": "timed out", "failed": "failed",
              "pending": "not run"}.get(status, status)
+    if status in FAILED_STATUSES and short != "failed":
+        short = f"failed ({short})"
     if reason:
         return f"{short} {notes.cite(f'{short}: {reason}')}"
     return short
+
+
+# Cell states that are a failure of the run: a figure that should exist and does not.
+# The others say why a cell has no figure on purpose: "n/a" (the backend cannot express
+# the scenario), "skipped" (over budget by rule).
+FAILED_STATUSES = ("error", "crashed", "timed out", "failed", "not installed", "pending")
+
+
+def failures(results):
+    """[(what, backend, status, reason)]: every cell, cold start, memory figure and floor
+    of the run that failed (FAILED_STATUSES), in report order. perf/bench.py exits 1 when
+    this is not empty; report.md lists them first."""
+    out = []
+    for c in results.get("cells", []):
+        if c.get("status") in FAILED_STATUSES:
+            out.append((c["scenario"], c["backend"], c["status"], c.get("reason")))
+    for b, kinds in (results.get("cold") or {}).items():
+        for kind, e in (kinds or {}).items():
+            # a cold entry still "pending" ran no repetition at all (--cold-reps 0)
+            if e and e.get("status") in FAILED_STATUSES and e.get("status") != "pending":
+                out.append((f"COLD-{kind}", b, e["status"], e.get("reason")))
+    for b, e in (results.get("mem") or {}).items():
+        if e and e.get("status") in FAILED_STATUSES:
+            out.append(("MEM", b, e["status"], e.get("reason")))
+    fl = (results.get("meta") or {}).get("floor")
+    if fl and fl.get("status") in FAILED_STATUSES and not any(
+            b == "floor" for _, b, _, _ in out):
+        out.append(("FLOOR", "floor", fl["status"], fl.get("reason")))
+    return out
 
 
 # ---- access to results --------------------------------------------------------------------
@@ -128,6 +159,12 @@ class View:
         if c and c.get("status") == "ok" and c.get("per_op_s"):
             return c["per_op_s"]["median"]
         return None
+
+    def failed(self, sid, backend):
+        """True when (sid, backend)'s cell failed (FAILED_STATUSES): it has no figure and
+        should have one."""
+        c = self.cell(sid, backend)
+        return bool(c) and c.get("status") in FAILED_STATUSES
 
     def why_missing(self, sid, backend):
         """Why (sid, backend) has no figure, as one phrase."""
@@ -190,10 +227,11 @@ def bandwidth(view):
     return out
 
 
-# ---- targets (shared/perf-scenarios.md) ---------------------------------------------------
+# ---- targets (perf/README.md, "Targets") -------------------------------------------------
 
 def targets(view):
-    """[(target, verdict, figures)]: verdict is met / missed / n/a."""
+    """[(target, verdict, figures)]: verdict is met / missed / n/a (not measured by rule
+    or not in this run) / failed (a figure it needs failed)."""
     rows = []
     med = view.med
 
@@ -204,7 +242,8 @@ def targets(view):
     def add(text, pairs, check):
         why = need(*pairs)
         if why:
-            rows.append((text, "n/a", why))
+            bad = any(view.failed(s, b) for s, b in pairs if med(s, b) is None)
+            rows.append((text, "failed" if bad else "n/a", why))
             return
         ok, figures = check()
         rows.append((text, "met" if ok else "missed", figures))
@@ -424,6 +463,9 @@ def floor_distance(view):
     for sid, fsid in pairs:
         f, a = view.med(fsid, "floor"), view.med(sid, "py4jni")
         if not f or not a:
+            if view.failed(fsid, "floor") or view.failed(sid, "py4jni"):  # kept, marked
+                rows.append([sid, fmt_time(f) if f else "failed", fmt_time(a) if a else "failed",
+                             "-", "-", "-"])
             continue
         j = view.med(sid, "jpype")
         t = FLOOR_TARGETS.get(sid)
@@ -489,12 +531,24 @@ def write_report(results, out, charts):
                       f"{meta['preset']['skip_over']:g} s" if "skip_over" in meta["preset"]
                       else "")],
         ["duration", f"{meta['duration_s']:.0f} s" + (" (interrupted)" if meta.get("interrupted") else "")],
+        ["result", (f"{len(failures(results))} figures failed (listed below)" if failures(results)
+                    else "every requested figure measured, or n/a / skipped with the reason")],
+    ] + ([["left out", "quick run: " + ", ".join(meta["left_out"]) +
+           " (a run names them with --scenarios to measure them)"]] if meta.get("left_out") else []) + [
         ["servers", meta.get("server_sharing", "")],
     ]))
     w("\nEach figure is the median of the round means with [min-max] across rounds. Backends "
       "ran interleaved: in each round every scenario ran one batch on each backend in turn, "
       "so drift of this shared machine hits all of them alike. Ratio columns divide medians "
       "of this run (time ratios: below 1 means the first is faster).\n")
+    failed = failures(results)
+    if failed:
+        w(f"\n## Failed: {len(failed)} of this run's figures are missing\n\n")
+        w("A scenario, cold start or memory figure that a backend should have given and did "
+          "not; perf/bench.py exited with status 1. Their cells below say \"failed\" with the "
+          "same reason; the charts mark them.\n\n")
+        w(_table(["scenario", "backend", "status", "reason"],
+                 [[sid, LABEL.get(b, b), st, _short(reason or "-")] for sid, b, st, reason in failed]))
     dist = floor_distance(view)
     if dist:
         w("\n## Distance to the floor\n\n")
@@ -582,7 +636,8 @@ def write_report(results, out, charts):
                     med, lo, hi = row[b]
                     r.append(f"{_sig(med / 1e6)} [{_sig(lo / 1e6)}-{_sig(hi / 1e6)}]")
                 else:
-                    r.append("-")
+                    sid = f"{'X7' if direction == 'recv' else 'X8'}-{size}"
+                    r.append("failed" if view.failed(sid, b) else "-")
             for a, b, _ in ratio_cols:
                 r.append(fmt_ratio(row[a][0] / row[b][0]) if a in row and b in row else "-")
             rows.append(r)
@@ -695,7 +750,7 @@ def write_report(results, out, charts):
         w(_table(["backend", "RSS before", "RSS after", "RSS change", "Java heap committed change",
                   "warm-up passes", "time per object"], rows) + notes.render())
 
-    w("\n## Targets (shared/perf-scenarios.md), py4jni in-process unless stated\n\n")
+    w("\n## Targets (perf/README.md), py4jni in-process unless stated\n\n")
     w(_table(["target", "verdict", "figures"], [[t, v_, f] for t, v_, f in targets(view)]))
 
     if charts:
@@ -773,12 +828,16 @@ def write_charts(results, out):
         pts = [(n, view.cell(f"LAT-{n}", b)) for n in sizes]
         pts = [(n, c["per_op_s"]) for n, c in pts if c and c.get("per_op_s")]
         if not pts:
+            if any(view.failed(f"LAT-{n}", b) for n in sizes):  # in the legend all the same
+                ax.plot([], [], marker="x", linestyle="none", color=COLORS[b],
+                        label=_label_failed(view, b, [f"LAT-{n}" for n in sizes]))
             continue
         xs = [n for n, _ in pts]
         ys = [p["median"] * 1e6 for _, p in pts]
         lo = [(p["median"] - p["min"]) * 1e6 for _, p in pts]
         hi = [(p["max"] - p["median"]) * 1e6 for _, p in pts]
-        ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, label=LABEL[b], color=COLORS[b])
+        ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, color=COLORS[b],
+                    label=_label_failed(view, b, [f"LAT-{n}" for n in sizes]))
         drawn = True
     if drawn:
         ax.set_xscale("log", base=2)
@@ -800,13 +859,18 @@ def write_charts(results, out):
                                      (axes[1], "send", "X8 send: Python bytes -> Java byte[]")):
             for b in view.backends + ["floor"]:
                 pts = [(BYTES[s], bw[(direction, s)][b]) for s in BYTES if b in bw[(direction, s)]]
+                sids = [f"{'X7' if direction == 'recv' else 'X8'}-{s}" for s in BYTES]
                 if not pts:
+                    if any(view.failed(sid, b) for sid in sids):
+                        ax.plot([], [], marker="x", linestyle="none", color=COLORS[b],
+                                label=_label_failed(view, b, sids))
                     continue
                 xs = [n for n, _ in pts]
                 ys = [m / 1e6 for _, (m, _, _) in pts]
                 lo = [(m - l) / 1e6 for _, (m, l, _) in pts]
                 hi = [(h - m) / 1e6 for _, (m, _, h) in pts]
-                ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, label=LABEL[b],
+                ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3,
+                            label=_label_failed(view, b, sids),
                             color=COLORS[b], linestyle="--" if b == "floor" else "-")
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
@@ -815,25 +879,34 @@ def write_charts(results, out):
             _cache_regions(ax, view.meta["machine"].get("caches") or {})
             ax.grid(True, which="both", alpha=0.3)
         axes[0].set_ylabel("MB/s (10^6 bytes)")
-        axes[0].legend()
+        axes[0].legend(fontsize=8)
+        axes[1].legend(fontsize=8)
         save(fig, "bandwidth.png", "BW: bandwidth by size, each direction")
 
     # cold start
     cold = cold_summary(view)
-    bars = [(b, cold[b]) for b in view.backends if cold.get(b, {}).get("full")]
+    def cold_failed(b, kind):
+        e = view.cold(b, kind)
+        return bool(e) and e.get("status") in FAILED_STATUSES and e.get("status") != "pending"
+
+    # a backend whose cold start failed keeps its place, marked "failed"
+    bars = [(b, cold.get(b, {})) for b in view.backends
+            if cold.get(b, {}).get("full") or cold_failed(b, "full")]
     if bars:
         fig, ax = plt.subplots(figsize=(7, 4.5))
         xs = range(len(bars))
         for i, (b, s) in enumerate(bars):
-            med, lo, hi = s["full"]
-            ax.bar(i - 0.2, med * 1e3, 0.4, yerr=[[(med - lo) * 1e3], [(hi - med) * 1e3]],
-                   capsize=4, color=COLORS[b])
-            ax.text(i - 0.2, hi * 1e3, f"{med * 1e3:.0f}", ha="center", va="bottom", fontsize=8)
-            if "handshake" in s:
-                med, lo, hi = s["handshake"]
-                ax.bar(i + 0.2, med * 1e3, 0.4, yerr=[[(med - lo) * 1e3], [(hi - med) * 1e3]],
-                       capsize=4, color=COLORS[b], alpha=0.45, hatch="//")
-                ax.text(i + 0.2, hi * 1e3, f"{med * 1e3:.1f}", ha="center", va="bottom", fontsize=8)
+            for kind, dx in (("full", -0.2), ("handshake", 0.2)):
+                if kind in s:
+                    med, lo, hi = s[kind]
+                    ax.bar(i + dx, med * 1e3, 0.4, yerr=[[(med - lo) * 1e3], [(hi - med) * 1e3]],
+                           capsize=4, color=COLORS[b], **({} if kind == "full" else
+                                                          {"alpha": 0.45, "hatch": "//"}))
+                    ax.text(i + dx, hi * 1e3, f"{med * 1e3:.0f}" if kind == "full"
+                            else f"{med * 1e3:.1f}", ha="center", va="bottom", fontsize=8)
+                elif cold_failed(b, kind):
+                    ax.text(i + dx, 0, "failed", ha="center", va="bottom", fontsize=8,
+                            color="#d00000", rotation=90)
         from matplotlib.patches import Patch
         ax.legend(handles=[Patch(facecolor="#888888", label="COLD-full"),
                            Patch(facecolor="#888888", alpha=0.45, hatch="//",
@@ -846,7 +919,10 @@ def write_charts(results, out):
         save(fig, "cold_start.png", "COLD: cold start per backend")
 
     # per-op latency per scenario, log scale
-    sids = [s for s in results["scenarios"] if any(view.med(s, b) for b in view.backends)]
+    # Every scenario of the run has a row; a failed cell is an "x" at the left edge and
+    # its row label says which backends failed.
+    sids = [s for s in results["scenarios"]
+            if any(view.med(s, b) or view.failed(s, b) for b in view.backends + ["floor"])]
     if sids:
         fig, ax = plt.subplots(figsize=(9, 0.32 * len(sids) + 1.5))
         parts = view.backends + (["floor"] if any(view.med(s, "floor") for s in sids) else [])
@@ -863,17 +939,41 @@ def write_charts(results, out):
             if xs:
                 ax.errorbar(xs, ys, xerr=[lo, hi], fmt="o", ms=4, capsize=2, label=LABEL[b],
                             color=COLORS[b])
+        meds = [view.med(s, b) for s in sids for b in parts if view.med(s, b)]
+        left = min(meds) * 1e6 / 4 if meds else 1.0
+        failed_by_sid = {s: [b for b in view.backends + ["floor"] if view.failed(s, b)]
+                         for s in sids}
+        for k, b in enumerate(view.backends + ["floor"]):
+            ys = [i + (k - (len(parts) - 1) / 2) * 0.15 for i, s in enumerate(sids)
+                  if b in failed_by_sid[s]]
+            if ys:
+                ax.plot([left] * len(ys), ys, "x", ms=7, color=COLORS[b],
+                        label=f"{LABEL[b]}: failed")
         ax.set_yticks(range(len(sids)))
-        ax.set_yticklabels([f"{s} (per {results['scenarios'][s]['op_name']})" for s in sids],
-                           fontsize=8)
+        labels = [f"{s} (per {results['scenarios'][s]['op_name']})" +
+                  (" FAILED: " + ", ".join(LABEL[b] for b in failed_by_sid[s])
+                   if failed_by_sid[s] else "") for s in sids]
+        ax.set_yticklabels(labels, fontsize=8)
+        for tick, s in zip(ax.get_yticklabels(), sids):
+            if failed_by_sid[s]:
+                tick.set_color("#d00000")
         ax.invert_yaxis()
         ax.set_xscale("log")
+        if meds:
+            ax.set_xlim(left=left / 2)
         ax.set_xlabel("us per operation (median, min-max), log scale")
         ax.set_title("Time per operation, every timed scenario")
         ax.grid(True, axis="x", which="both", alpha=0.3)
         ax.legend(loc="lower right", fontsize=8)
         save(fig, "per_op_latency.png", "Time per operation by scenario (log scale)")
     return made
+
+
+def _label_failed(view, backend, sids):
+    """A chart legend's label for backend: its name, and the scenarios among sids whose
+    cells failed (they have no point)."""
+    bad = [s for s in sids if view.failed(s, backend)]
+    return LABEL[backend] + (f" (failed: {', '.join(bad)})" if bad else "")
 
 
 def _cache_regions(ax, caches):

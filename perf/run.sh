@@ -9,8 +9,12 @@
 #
 # Environment: PYTHON (interpreter that creates the venv, default python3), P4J_VENV
 # (venv path, default <repo>/.venv), P4J_SKIP_INSTALL=1 (measure py4jni as installed,
-# without rebuilding it). A py4jni that fails to build does not stop the run: the other
-# backends are measured and py4jni's columns say "not installed" with the reason.
+# without rebuilding it). A set-up step that fails (a Debian package, pip, py4jni's build)
+# does not stop the run: the backends that can run are measured, the others' cells say
+# why, and the run exits 1. So does a run in which a cell failed (perf/bench.py).
+# Output: one line per set-up step with its elapsed time (their whole output in
+# perf/.build/run.log), then bench.py's progress (its lasting lines, failures included,
+# also go to that log); the last line names the log, the line before it the report. A full run takes 10-15 minutes on 2 cores, --quick 2-4 (the first run adds set-up).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -18,7 +22,10 @@ ROOT="$(dirname "$HERE")"
 VENV="${P4J_VENV:-$ROOT/.venv}"
 PYTHON="${PYTHON:-python3}"
 LOG_DIR="$HERE/.build"
-mkdir -p "$LOG_DIR"
+source "$ROOT/tests/steps.sh"
+p4j_log_open "$LOG_DIR/run.log"
+T0=$SECONDS
+setup_failed=()
 
 say() { echo "run.sh: $*" >&2; }
 
@@ -39,20 +46,14 @@ pkg-config --exists libffi 2>/dev/null || need+=(libffi-dev)
 "$PYTHON" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(
     os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null || need+=(python3-dev)
 if [ ${#need[@]} -gt 0 ]; then
-  SUDO=""
-  [ "$(id -u)" = 0 ] || SUDO="sudo"
-  if command -v apt-get >/dev/null 2>&1 && { [ -z "$SUDO" ] || command -v sudo >/dev/null 2>&1; }; then
-    say "installing Debian packages: ${need[*]}"
-    $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" \
-      || say "apt-get failed; continuing (what needs ${need[*]} will report why it cannot run)"
-  else
-    say "missing ${need[*]} and no apt-get/sudo to install them; continuing"
-  fi
+  p4j_step "run.sh: Debian packages (${need[*]})" p4j_apt_install "${need[@]}" || {
+    say "continuing without ${need[*]}: what needs them will report why it cannot run"
+    setup_failed+=("Debian packages")
+  }
 fi
 
 if [ ! -x "$VENV/bin/python" ]; then
-  say "creating $VENV"
-  "$PYTHON" -m venv "$VENV"
+  p4j_step "run.sh: creating $VENV" "$PYTHON" -m venv "$VENV" || exit 1
 fi
 PY="$VENV/bin/python"
 
@@ -61,38 +62,54 @@ if ! command -v java >/dev/null 2>&1 && [ -z "${JAVA_HOME:-}" ]; then
   say "why they could not start"
 fi
 
-say "installing perf requirements"
-if ! "$PY" -m pip install --quiet --disable-pip-version-check -r "$HERE/requirements.txt" \
-    >"$LOG_DIR/pip-requirements.log" 2>&1; then
-  say "pip install -r perf/requirements.txt failed (log: $LOG_DIR/pip-requirements.log):"
-  tail -n 15 "$LOG_DIR/pip-requirements.log" >&2
+if ! p4j_step "run.sh: perf requirements (perf/requirements.txt: py4j, JPype, numpy, matplotlib)" \
+    "$PY" -m pip install --disable-pip-version-check -r "$HERE/requirements.txt"; then
   say "continuing: backends whose package is missing show as 'not installed'"
+  setup_failed+=("perf/requirements.txt")
 fi
 
 if [ "${P4J_SKIP_INSTALL:-0}" = 1 ]; then
   say "P4J_SKIP_INSTALL=1: measuring py4jni as installed"
 elif [ -f "$ROOT/pyproject.toml" ]; then
-  say "building and installing py4jni (pip install .; log: $LOG_DIR/pip-py4jni.log)"
-  if ! "$PY" -m pip install --quiet --disable-pip-version-check "$ROOT" \
-      >"$LOG_DIR/pip-py4jni.log" 2>&1; then
-    say "py4jni did not build or install; last lines of the log:"
-    tail -n 25 "$LOG_DIR/pip-py4jni.log" >&2
+  if ! p4j_step "run.sh: building and installing py4jni (pip install .; a few minutes)" \
+      "$PY" -m pip install --disable-pip-version-check "$ROOT"; then
     # A py4jni left over from an earlier build would be measured as if it were this one.
     "$PY" -m pip uninstall --quiet --yes py4jni >/dev/null 2>&1 || true
-    say "continuing without py4jni: its columns will say 'not installed' and why"
+    say "continuing without an installed py4jni: its columns measure build/python when" \
+        "there is one (tests/run_all.sh builds it), else say why"
+    setup_failed+=("pip install . (py4jni)")
   fi
 else
   say "no pyproject.toml at $ROOT yet: py4jni cannot be installed; its columns will say 'not installed'"
+  setup_failed+=("py4jni (no pyproject.toml)")
 fi
 
 export P4J_PERF_LAUNCHER="bash perf/run.sh"  # the command line the report shows
 if [ "${1:-}" = "--spark" ]; then
   # Optional group: stock PySpark against PySpark on py4jni in-process (perf/spark_bench.py).
   shift
-  say "installing PySpark (tests/requirements-pyspark.txt; ~500 MB the first time)"
-  "$PY" -m pip install --quiet --disable-pip-version-check -r "$ROOT/tests/requirements-pyspark.txt" \
-    >"$LOG_DIR/pip-pyspark.log" 2>&1 || { tail -n 15 "$LOG_DIR/pip-pyspark.log" >&2; exit 1; }
+  p4j_step "run.sh: PySpark (tests/requirements-pyspark.txt; ~500 MB the first time)" \
+    "$PY" -m pip install --disable-pip-version-check -r "$ROOT/tests/requirements-pyspark.txt" \
+    || exit 1
   export P4J_PERF_LAUNCHER="bash perf/run.sh --spark"
   exec "$PY" "$HERE/spark_bench.py" "$@"
 fi
-exec "$PY" "$HERE/bench.py" "$@"
+case " $* " in
+  *" --list "*|*" -h "*|*" --help "*) took="" ;;
+  *" --scenarios"*|*" --backends"*|*" --rounds"*) took="set-up done" ;;
+  *" --quick "*) took="set-up done; the quick run takes 2-4 minutes" ;;
+  *) took="set-up done; the full run takes 10-15 minutes" ;;
+esac
+[ -z "$took" ] || say "${took/set-up done/set-up done ($(p4j_elapsed $((SECONDS - T0))))}"
+status=0
+printf '\n==== bench.py %s\n' "$*" >>"$P4J_LOG"
+P4J_PERF_LOG="$P4J_LOG" "$PY" "$HERE/bench.py" "$@" || status=$?
+if ((${#setup_failed[@]})) && [ "$status" -eq 0 ]; then
+  status=1
+fi
+if ((${#setup_failed[@]})); then
+  say "set-up steps that failed: ${setup_failed[*]}"
+fi
+say "$( ((status == 0)) && echo done || echo "FAILED (exit status $status)") in" \
+    "$(p4j_elapsed $((SECONDS - T0))); log: $P4J_LOG"
+exit "$status"

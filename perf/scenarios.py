@@ -1,4 +1,4 @@
-"""The scenario table: every timed scenario of shared/perf-scenarios.md, defined once.
+"""The scenario table: every timed scenario of perf/README.md, defined once.
 
 A row says what the work is and how each kind of bridge expresses it:
   py4j  -- code for py4j's Python API, shared by the three backends that have it (py4jni
@@ -48,7 +48,7 @@ class Expr:
 class Scenario:
     id: str
     group: str
-    work: str  # one line, as perf-scenarios.md puts it
+    work: str  # one line, as perf/README.md's scenario table puts it
     op_name: str  # what one reported operation is: "call", "element", ...
     ops: object  # operations per unit: int, or the name of a variable setup binds
     py4j: Expr

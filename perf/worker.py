@@ -1,8 +1,8 @@
 """A worker process: one backend, one JVM (or one client of a GatewayServer), driven by
 the coordinator (perf/bench.py) over a multiprocessing pipe.
 
-Started with multiprocessing's *spawn* method (never fork: a forked JVM is dead, see
-shared/jni-pitfalls.md item 4). Protocol, one dict per message:
+Started with multiprocessing's *spawn* method (never fork: a forked child has no JVM,
+README "How it behaves"). Protocol, one dict per message:
   coordinator -> worker   {"cmd": "run", "scenario": id, "units": n}
                           {"cmd": "mem", "objects": n}
                           {"cmd": "quit"}

@@ -132,7 +132,7 @@ for cmd in "bash perf/run.sh --quick" "bash tests/run_all.sh"; do
   # say "not installed"): on a fresh machine that is a failure too.
   if [[ $cmd == *perf* && ${result[$cmd]} == passed ]] \
      && ! in_chroot "cd /tmp && /root/py4jni/.venv/bin/python -c 'import py4jni._py4jni'"; then
-    result[$cmd]="FAILED (py4jni was not installed: see perf/.build/pip-py4jni.log)"; status=1
+    result[$cmd]="FAILED (py4jni was not installed: see perf/.build/run.log)"; status=1
   fi
   result[$cmd]+=" in $((SECONDS - start)) s"
 done

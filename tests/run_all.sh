@@ -2,27 +2,45 @@
 # Runs every py4jni test from a fresh machine: sets the machine up (tests/setup_env.sh),
 # checks that the paths comments name exist (tests/check_comment_paths.py), type-checks
 # the package (mypy --strict, pyproject.toml's [tool.mypy]) and its extension's stubs
-# against the built extension (stubtest), then the CMocka suites and the Java self-test (ctest), a short libFuzzer run of the socket
-# codec's answer decoder, then the pytest suites in both transports. Exit status is
-# non-zero on any failure.
+# against the built extension (stubtest), then the CMocka suites and the Java self-test
+# (ctest), a short libFuzzer run of the socket codec's answer decoder, the in-process
+# pytest suite under ASan+UBSan (tests/run_sanitizers.sh), then the pytest suites in both
+# transports. Arguments go to the last pytest.
+# Output: one line per step with its result and elapsed time; ctest's and the pytest
+# runs' own output as it comes; the whole output of every step in build/logs/run_all.log,
+# which the last line names. Exit status is non-zero on any failure.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/setup_env.sh"
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$root/tests/steps.sh"
+p4j_log_open "${P4J_BUILD_DIR:-$root/build}/logs/run_all.log"
+P4J_LOG_KEEP=1
+t0=$SECONDS
+echo "run_all.sh: every test; about 12 minutes on 2 cores once set up (the first set-up"
+echo "adds Debian packages, ~1 GB of Python packages with PySpark, and two builds)"
+source "$root/tests/setup_env.sh"
 cd "$P4J_ROOT"
-status=0
-echo "== comments: every repository path named in a comment exists"
-"$P4J_VENV/bin/python" tests/check_comment_paths.py || status=1
-echo "== types: mypy --strict on python-binding/py4jni, stubtest of _py4jni.pyi"
-"$P4J_VENV/bin/python" -m mypy --no-incremental || status=1
-(cd "$P4J_BUILD" && PYTHONPATH="$P4J_BUILD/python" "$P4J_VENV/bin/python" -m mypy.stubtest \
-    py4jni._py4jni --allowlist "$P4J_ROOT/tests/typing/stubtest-allowlist.txt") || status=1
-echo "== ctest (CMocka, Java self-test)"
-(cd "$P4J_BUILD" && ctest --output-on-failure -j 1) || status=1
-echo "== fuzz: py4j answer decoder (libFuzzer, ASan+UBSan, 20 s)"
-bash tests/c/run_fuzz.sh 20 2>&1 | tail -n 3 || status=1
-echo "== sanitizers: in-process pytest against an ASan+UBSan build (build-asan/)"
-bash tests/run_sanitizers.sh 2>&1 | tail -n 80 || status=1
-echo "== pytest"
+failed=()
+p4j_step "comments: every repository path named in a comment exists" \
+  "$P4J_VENV/bin/python" tests/check_comment_paths.py || failed+=(comments)
+p4j_step "types: mypy --strict on python-binding/py4jni" \
+  "$P4J_VENV/bin/python" -m mypy --no-incremental || failed+=(mypy)
+stubtest() (
+  cd "$P4J_BUILD" && PYTHONPATH="$P4J_BUILD/python" "$P4J_VENV/bin/python" -m mypy.stubtest \
+    py4jni._py4jni --allowlist "$P4J_ROOT/tests/typing/stubtest-allowlist.txt"
+)
+p4j_step "types: stubtest of _py4jni.pyi against the built extension" stubtest \
+  || failed+=(stubtest)
+ctest_run() ( cd "$P4J_BUILD" && ctest --output-on-failure -j 1 )
+p4j_step_shown "ctest (CMocka, Java self-test)" ctest_run || failed+=(ctest)
+p4j_step "fuzz: py4j answer decoder (libFuzzer, ASan+UBSan, 20 s)" \
+  bash tests/c/run_fuzz.sh 20 || failed+=(fuzz)
+p4j_step_shown "sanitizers: in-process pytest against an ASan+UBSan build (build-asan/)" \
+  env P4J_LOG="$P4J_LOG" P4J_LOG_KEEP=1 bash tests/run_sanitizers.sh || failed+=(sanitizers)
 # The in-process gateway runs with -Xcheck:jni; a JNI misuse it reports fails the test.
-P4J_CHECK_JNI=${P4J_CHECK_JNI:-1} "$P4J_VENV/bin/python" -m pytest -p no:faulthandler -q \
-    tests/python "$@" || status=1
-exit $status
+p4j_step_shown "pytest (both transports)" env P4J_CHECK_JNI="${P4J_CHECK_JNI:-1}" \
+  "$P4J_VENV/bin/python" -m pytest -p no:faulthandler -q tests/python "$@" || failed+=(pytest)
+if ((${#failed[@]})); then
+  echo "run_all.sh: FAILED: ${failed[*]} ($(p4j_elapsed $((SECONDS - t0)))); full log: $P4J_LOG"
+  exit 1
+fi
+echo "run_all.sh: all passed ($(p4j_elapsed $((SECONDS - t0)))); full log: $P4J_LOG"

@@ -21,19 +21,25 @@
 # must stay empty (a report in a child process the tests start counts too).
 # test_pyspark.py is left out: its drivers (Spark's JVM, Python workers) inherit the
 # preloaded ASan runtime and outlast the module's 600 s timeout on this machine.
+# The build's output goes to build-asan/logs/build.log, or with P4J_LOG_KEEP=1 to $P4J_LOG
+# (tests/run_all.sh's log).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$root/tests/steps.sh"
 : "${P4J_VENV:=$root/.venv}"
 build="$root/build-asan"
 reports="$build/reports"
+[ -n "${P4J_LOG_KEEP:-}" ] || p4j_log_open "$build/logs/build.log"
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 if [ ! -f "$build/build.ninja" ]; then
-  CC=gcc cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  p4j_step "run_sanitizers.sh: configuring build-asan/" \
+    env CC=gcc cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         -DCMAKE_C_FLAGS="$san" -DCMAKE_SHARED_LINKER_FLAGS="$san" \
         -DCMAKE_MODULE_LINKER_FLAGS="$san" -DCMAKE_EXE_LINKER_FLAGS="$san" \
-        -DPython_EXECUTABLE="$P4J_VENV/bin/python" >/dev/null
+        -DPython_EXECUTABLE="$P4J_VENV/bin/python" || exit 1
 fi
-ninja -C "$build" -j 2 >/dev/null
+p4j_step "run_sanitizers.sh: building build-asan/ (first time: a few minutes)" \
+  ninja -C "$build" -j 2 || exit 1
 rm -rf "$reports"
 mkdir -p "$reports"
 libasan=$(gcc -print-file-name=libasan.so)

@@ -2,10 +2,17 @@
 # Prepares a machine for building and testing py4jni, idempotently:
 #   - Debian packages: gcc and libc6-dev (only a Recommends of gcc), clang (libFuzzer) and its sanitizer runtimes, CMake, Ninja, pkg-config, JDK 17, libffi, CMocka,
 #     python3-venv and python3-dev (Python.h for the extension), git (the layout test reads
-#     the repository's index: tests/check_comment_paths.py)
+#     the repository's index: tests/check_comment_paths.py), make (the release wheels'
+#     libffi build: python-binding/build_wheels.sh)
 #   - .venv at the repository root with tests/requirements.txt (and tests/requirements-pyspark.txt)
 #   - a CMake build in build/ (C library, helper jar, extension, test fixtures)
 # Source it or run it; afterwards build/python holds the importable py4jni package.
+# In the repository's own .venv it writes py4jni-build.pth, naming build/python, so that
+# the venv's python imports py4jni when no py4jni is pip-installed there.
+# Each step prints one line with its elapsed time; their output goes to
+# build/logs/setup.log (or the log of a caller that set P4J_LOG_KEEP=1: tests/run_all.sh).
+# Debian packages: as root, or through sudo; without either it stops, naming what to
+# install (tests/steps.sh).
 # Environment: PYTHON (interpreter that creates the venv, default python3), P4J_VENV_DIR
 # and P4J_BUILD_DIR (default .venv and build/), P4J_REQUIREMENTS (default
 # tests/requirements.txt), JAVA_HOME (the JDK CMake builds with): tests/run_matrix.sh
@@ -13,19 +20,20 @@
 set -euo pipefail
 P4J_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export P4J_ROOT
+source "$P4J_ROOT/tests/steps.sh"
+setup_t0=$SECONDS
+# The log of this set-up, or of the run that sourced it (tests/run_all.sh keeps its own).
+[ -n "${P4J_LOG_KEEP:-}" ] || p4j_log_open "${P4J_BUILD_DIR:-$P4J_ROOT/build}/logs/setup.log"
 
 need=()
-for pkg in gcc libc6-dev clang cmake ninja-build pkg-config libffi-dev libcmocka-dev openjdk-17-jdk-headless python3-venv python3-dev git; do
+for pkg in gcc libc6-dev clang cmake ninja-build pkg-config libffi-dev libcmocka-dev openjdk-17-jdk-headless python3-venv python3-dev git make; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
-SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-apt_install() {
-  echo "setup: installing $*" >&2
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "$@" >/dev/null
-}
 if ((${#need[@]})); then
-  apt_install "${need[@]}"
+  p4j_step "setup: Debian packages (${need[*]})" p4j_apt_install "${need[@]}" || {
+    echo "setup: cannot go on without ${need[*]} (the lines above say why)" >&2
+    exit 1
+  }
 fi
 # clang's sanitizer runtimes (libFuzzer's ASan/UBSan) live in a package of their own,
 # named after clang's major version (libclang-rt-14-dev on Debian 12); with
@@ -33,39 +41,53 @@ fi
 clang_major=$(clang -dumpversion | cut -d. -f1)
 if [ ! -e "$(clang -print-file-name=libclang_rt.asan-x86_64.a)" ] \
    && [ ! -e "$(clang --print-runtime-dir)/libclang_rt.asan-x86_64.a" ]; then
-  apt_install "libclang-rt-${clang_major}-dev"
+  p4j_step "setup: Debian package libclang-rt-${clang_major}-dev" \
+    p4j_apt_install "libclang-rt-${clang_major}-dev" || exit 1
 fi
 
 PY=${PYTHON:-python3}
 VENV="${P4J_VENV_DIR:-$P4J_ROOT/.venv}"
 REQS="${P4J_REQUIREMENTS:-$P4J_ROOT/tests/requirements.txt}"
 if [ ! -x "$VENV/bin/python" ]; then
-  echo "setup: creating $VENV" >&2
-  "$PY" -m venv "$VENV"
+  p4j_step "setup: creating $VENV" "$PY" -m venv "$VENV" || exit 1
 fi
 stamp="$VENV/.requirements.sha"
 want=$(sha256sum "$REQS" | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  echo "setup: installing Python packages" >&2
-  "$VENV/bin/pip" install -q --disable-pip-version-check -r "$REQS"
+  p4j_step "setup: Python packages of ${REQS#"$P4J_ROOT"/} (first time: a minute or two)" \
+    "$VENV/bin/pip" install --disable-pip-version-check -r "$REQS" || exit 1
   echo "$want" > "$stamp"
 fi
 # PySpark (tests/python/test_pyspark.py, perf/run.sh --spark): ~500 MB, P4J_NO_PYSPARK=1 skips it.
 if [ -z "${P4J_NO_PYSPARK:-}" ]; then
   want=$(sha256sum "$P4J_ROOT/tests/requirements-pyspark.txt" | cut -d' ' -f1)
   if [ "$(cat "$VENV/.requirements-pyspark.sha" 2>/dev/null)" != "$want" ]; then
-    echo "setup: installing PySpark" >&2
-    "$VENV/bin/pip" install -q --disable-pip-version-check -r "$P4J_ROOT/tests/requirements-pyspark.txt"
+    p4j_step "setup: PySpark (tests/requirements-pyspark.txt; ~500 MB, first time: minutes)" \
+      "$VENV/bin/pip" install --disable-pip-version-check \
+        -r "$P4J_ROOT/tests/requirements-pyspark.txt" || exit 1
     echo "$want" > "$VENV/.requirements-pyspark.sha"
   fi
 fi
 
 BUILD="${P4J_BUILD_DIR:-$P4J_ROOT/build}"
 if [ ! -f "$BUILD/build.ninja" ]; then
-  cmake -S "$P4J_ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-        -DPython_EXECUTABLE="$VENV/bin/python" >/dev/null
+  p4j_step "setup: configuring the CMake build in $BUILD" \
+    cmake -S "$P4J_ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+          -DPython_EXECUTABLE="$VENV/bin/python" || exit 1
 fi
-ninja -C "$BUILD" -j 2 >/dev/null || ninja -C "$BUILD" -j 1
+p4j_step "setup: building $BUILD (ninja; first time: a few minutes)" ninja -C "$BUILD" -j 2 \
+  || p4j_step "setup: building $BUILD again with one job" ninja -C "$BUILD" -j 1 || exit 1
+# The venv imports this build when no py4jni is installed in it (README, "The two
+# commands"): a .pth line comes after site-packages, so a py4jni that pip installed there
+# (perf/run.sh) comes first. The tests put the build first themselves (PYTHONPATH).
+# Only the repository's own venv: a venv shared with other checkouts (P4J_VENV_DIR
+# elsewhere) is left as it is.
+if [ "$VENV" = "$P4J_ROOT/.venv" ]; then
+  site=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  echo "$BUILD/python" > "$site/py4jni-build.pth"
+fi
 export P4J_BUILD="$BUILD" P4J_VENV="$VENV"
 export P4J_FIXTURES_JAR="$BUILD/tests/py4jni-test-fixtures.jar"
 export PYTHONPATH="$BUILD/python${PYTHONPATH:+:$PYTHONPATH}"
+[ -n "${P4J_LOG_KEEP:-}" ] \
+  || echo "setup: done ($(p4j_elapsed $((SECONDS - setup_t0)))); log: $P4J_LOG"

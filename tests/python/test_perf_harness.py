@@ -37,6 +37,20 @@ def _cells(out: Path) -> dict:
     return {(c["scenario"], c["backend"]): c for c in results["cells"]}
 
 
+FAILED = ("error", "crashed", "timed out", "failed", "not installed", "pending")
+
+
+def _exit_status_follows_failures(r, out: Path) -> None:
+    """bench.py exits 1 exactly when a cell failed, and then says which on stderr and in
+    report.md's "Failed" table."""
+    failed = [c for c in _cells(out).values() if c["status"] in FAILED]
+    assert r.returncode == (1 if failed else 0), r.stderr[-3000:]
+    report = (out / "report.md").read_text()
+    assert ("## Failed:" in report) == bool(failed)
+    for c in failed:
+        assert f"{c['scenario']} on {c['backend']}: {c['status']}" in r.stderr
+
+
 def _assert_figure_or_reason(cell: dict) -> None:
     """A cell either has round figures or an explicit status with a reason."""
     if cell["status"] == "ok":
@@ -55,7 +69,7 @@ def test_quick_run_reports_every_backend(tmp_path):
     out = tmp_path / "run"
     r = _bench("--quick", "--scenarios", "M1,X7-1k", "--backends", ",".join(backends),
                "--out", str(out))
-    assert r.returncode == 0, r.stderr[-3000:]
+    _exit_status_follows_failures(r, out)
     cells = _cells(out)
     for sid in ("M1", "X7-1k"):
         for b in backends:
@@ -107,7 +121,8 @@ def test_crash_timeout_and_error_are_reported_and_the_run_goes_on(tmp_path):
     r = _bench("--quick", "--scenarios", "M1,M2a,M2b,M3,M4", "--backends", backend,
                "--batch-timeout", "5", "--no-charts", "--out", str(out),
                env={"P4J_PERF_INJECT": inject})
-    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.returncode == 1, r.stderr[-3000:]  # the run goes on, and then fails
+    _exit_status_follows_failures(r, out)
     cells = _cells(out)
     assert cells[("M2a", backend)]["status"] == "crashed"
     assert cells[("M2b", backend)]["status"] == "timed out"
@@ -117,6 +132,11 @@ def test_crash_timeout_and_error_are_reported_and_the_run_goes_on(tmp_path):
     report = (out / "report.md").read_text()
     for word in ("crashed", "timed out", "injected error"):
         assert word in report
+    failed_table = report.split("## Failed:", 1)[1].split("\n## ", 1)[0]
+    for sid in ("M2a", "M2b", "M3"):
+        assert f"| {sid} |" in failed_table, failed_table
+    for sid in ("M1", "M4"):
+        assert f"| {sid} |" not in failed_table, failed_table
 
 
 def test_in_process_only_scenario_is_na_elsewhere_with_reason(tmp_path):
@@ -126,7 +146,7 @@ def test_in_process_only_scenario_is_na_elsewhere_with_reason(tmp_path):
     out = tmp_path / "natives"
     r = _bench("--quick", "--scenarios", "CB-NATIVE-100k,CB-INT-100k", "--backends",
                ",".join(BACKENDS), "--no-charts", "--out", str(out))
-    assert r.returncode == 0, r.stderr[-3000:]
+    _exit_status_follows_failures(r, out)
     cells = _cells(out)
     for sid in ("CB-NATIVE-100k", "CB-INT-100k"):
         for b in BACKENDS:
@@ -167,3 +187,30 @@ def test_cell_over_budget_is_skipped_with_reason(tmp_path):
     assert cell["status"] == "skipped" and "over budget" in cell["reason"], cell
     assert not cell["rounds"] and len(cell["calibration"]) == 1, cell  # one unit alone: over
     assert "skipped [" in (out / "report.md").read_text()
+
+
+def test_fixtures_jar_of_a_fresh_clone_builds_and_serves_the_scenarios(tmp_path):
+    # A fresh clone has no CMake build: bench.py compiles the fixtures itself. The jar
+    # must hold what the fixture scenarios call and leave out what needs py4j's jar
+    # (tests/java/org/py4jni/fixtures/clientserver/), as the CMake build does.
+    jar = tmp_path / "fixtures.jar"
+    r = subprocess.run(
+        [sys.executable, "-c",
+         "import sys; sys.path.insert(0, sys.argv[1]); import bench\n"
+         "class P:\n    def log(self, m): print(m)\n"
+         "print('RESULT', bench.fixtures_jar(P(), out=sys.argv[2], reuse=False))",
+         str(ROOT / "perf"), str(jar)], capture_output=True, text=True, timeout=300)
+    assert f"RESULT ('{jar}', None)" in r.stdout, r.stdout + r.stderr
+    import zipfile
+    names = set(zipfile.ZipFile(jar).namelist())
+    for cls in ("Buffers", "CallbackFixtures", "NativeCodec"):
+        assert f"org/py4jni/fixtures/{cls}.class" in names, sorted(names)
+    assert not [n for n in names if "/clientserver/" in n], sorted(names)
+    out = tmp_path / "run"
+    r = _bench("--quick", "--scenarios", "CB-INT-100k,X9-copy", "--backends", "py4jni",
+               "--no-charts", "--out", str(out), env={"P4J_FIXTURES_JAR": str(jar)})
+    _exit_status_follows_failures(r, out)
+    assert json.loads((out / "results.json").read_text())["meta"]["fixtures"]["jar"] == str(jar)
+    if _installed("py4jni"):
+        for sid in ("CB-INT-100k", "X9-copy"):
+            assert _cells(out)[(sid, "py4jni")]["status"] == "ok", _cells(out)[(sid, "py4jni")]

@@ -1,5 +1,5 @@
 """Process-level behaviour of the embedded JVM, each in a fresh interpreter:
-start-up errors, fork, Ctrl-C, JVM options (jni-pitfalls 1, 2, 4)."""
+start-up errors, fork, Ctrl-C, JVM options (README, "How it behaves")."""
 from __future__ import annotations
 
 import os
@@ -127,12 +127,33 @@ def test_fork_child_gets_a_clear_error():
     assert r.stdout.strip() == "child 0 parent 5", r.stdout + r.stderr
 
 
-def test_ctrl_c_during_java_call_raises_keyboard_interrupt():
-    code = (
-        "import signal, sys, time\n"
-        # Python keeps SIGINT ignored when its parent ignored it (a test run started in
-        # the background); a Python started from a terminal has this handler.
-        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+# A Python started from a terminal has Python's SIGINT handler; one started with SIGINT
+# ignored (nohup, `&` in a non-interactive shell, some CI runners) keeps it ignored, and so
+# does every Python it starts. The Ctrl-C tests give their child the terminal's handler
+# themselves, and run once from each starting state, so that they pass however the test
+# run was started.
+TERMINAL_SIGINT = "import signal\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
+# Execs the Python of argv[1:] with SIGINT at the disposition of argv[0] ("default" or
+# "ignored"), which exec keeps.
+EXEC_WITH_SIGINT = ("import os, signal, sys\n"
+                    "signal.signal(signal.SIGINT, {'default': signal.SIG_DFL,"
+                    " 'ignored': signal.SIG_IGN}[sys.argv[1]])\n"
+                    "os.execv(sys.executable, [sys.executable] + sys.argv[2:])\n")
+SIGINT_STATES = ["sigint-default", "sigint-ignored"]
+
+
+def start_python(code: str, sigint: str) -> subprocess.Popen[str]:
+    """A fresh interpreter running `code`, started with SIGINT at `sigint` (one of
+    SIGINT_STATES), its stdout and stderr piped."""
+    return subprocess.Popen(
+        [sys.executable, "-c", EXEC_WITH_SIGINT, sigint.removeprefix("sigint-"), "-c", code],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=dict(os.environ, P4J_FIXTURES_JAR=fixtures_jar()))
+
+
+@pytest.mark.parametrize("sigint", SIGINT_STATES)
+def test_ctrl_c_during_java_call_raises_keyboard_interrupt(sigint: str) -> None:
+    code = TERMINAL_SIGINT + (
         "from py4jni import JavaGateway\n"
         "gw = JavaGateway()\n"
         "print('ready', flush=True)\n"
@@ -142,9 +163,8 @@ def test_ctrl_c_during_java_call_raises_keyboard_interrupt():
         "    print('not interrupted')\n"
         "except KeyboardInterrupt:\n"
         "    print('KeyboardInterrupt', flush=True)\n")
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, P4J_FIXTURES_JAR=fixtures_jar()))
+    proc = start_python(code, sigint)
+    assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "ready"
     time.sleep(0.3)
     proc.send_signal(signal.SIGINT)
@@ -153,8 +173,9 @@ def test_ctrl_c_during_java_call_raises_keyboard_interrupt():
     assert proc.returncode == 0
 
 
-def test_ctrl_c_during_callback_reaches_the_caller_though_java_catches_it():
-    code = (
+@pytest.mark.parametrize("sigint", SIGINT_STATES)
+def test_ctrl_c_during_callback_reaches_the_caller_though_java_catches_it(sigint: str) -> None:
+    code = TERMINAL_SIGINT + (
         "import time\n"
         "from py4jni import JavaGateway\n"
         "gw = JavaGateway()\n"
@@ -170,8 +191,8 @@ def test_ctrl_c_during_callback_reaches_the_caller_though_java_catches_it():
         "    print('lost')\n"
         "except KeyboardInterrupt:\n"
         "    print('KeyboardInterrupt', task.isDone(), flush=True)\n")
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = start_python(code, sigint)
+    assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "ready"
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
@@ -179,7 +200,28 @@ def test_ctrl_c_during_callback_reaches_the_caller_though_java_catches_it():
     assert proc.returncode == 0
 
 
+def test_sigint_ignored_by_the_parent_stays_ignored_with_the_jvm() -> None:
+    """A program started with SIGINT ignored (nohup) ignores it with the JVM embedded as
+    it would without: the JVM (-Xrs) installs no handler of its own over it."""
+    code = (
+        "import signal\n"
+        "from py4jni import JavaGateway\n"
+        "gw = JavaGateway()\n"
+        "print('ready', signal.getsignal(signal.SIGINT) is signal.SIG_IGN, flush=True)\n"
+        "for _ in range(20):\n"
+        "    gw.jvm.java.lang.Thread.sleep(50)\n"
+        "print('finished', signal.getsignal(signal.SIGINT) is signal.SIG_IGN, flush=True)\n")
+    proc = start_python(code, "sigint-ignored")
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "ready True"
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert out.strip() == "finished True", out + err
+    assert proc.returncode == 0
 
+
+def test_check_jni_mode_runs_clean() -> None:
     r = run_python(
         "from py4jni import JavaGateway\n"
         "import os\n"
