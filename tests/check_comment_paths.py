@@ -5,9 +5,8 @@ Scans the comments of the tracked C, Java, Python, shell and CMake files (C and 
 block and line comments; Python, shell and CMake ``#`` comments and Python docstrings)
 for paths such as ``jni/inproc.c`` or ``py4jni/callbacks.py`` and reports those that
 name no file or folder. A path resolves against the repository root, the commenting
-file's folder, or python-binding/ (``py4jni/java_gateway.py``, ``src/module.c``);
-``shared/...`` names the project docs beside the repository and is not checked. Exit status 1 when
-any path is missing. Run by tests/run_all.sh.
+file's folder, or python-binding/ (``py4jni/java_gateway.py``, ``src/module.c``). Exit status 1 when any
+path is missing. Run by tests/run_all.sh.
 """
 from __future__ import annotations
 
@@ -68,8 +67,6 @@ def main(root: Path = ROOT) -> int:
             for name in PATH_RE.findall(comment):
                 if "://" in comment and ("//" + name) in comment:
                     continue  # part of a URL
-                if name.startswith("shared/"):
-                    continue  # the project's docs, beside the repository (../shared)
                 if not exists(root, name, path.parent):
                     missing.append(f"{rel}: {name}")
     for line in sorted(set(missing)):

@@ -5,8 +5,8 @@ and "socket" (py4j's own GatewayServer started for the session, reached through
 py4jni's socket mode). A test that applies to one mode only says why with
 ``pytest.mark.inproc_only(reason)`` or ``socket_only(reason)``.
 
-Run with ``-p no:faulthandler`` (see jni-pitfalls: pytest's faulthandler would put its
-SIGSEGV handler back over HotSpot's). tests/run_all.sh does.
+Run with ``-p no:faulthandler`` (README, "faulthandler / pytest": pytest's faulthandler
+would put its SIGSEGV handler back over HotSpot's). tests/run_all.sh does.
 """
 from __future__ import annotations
 

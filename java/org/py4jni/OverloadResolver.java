@@ -13,7 +13,7 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * py4j's overload resolution (docs: py4j-semantics.md section 3), over argument
+ * py4j's overload resolution (py4j's MethodInvoker/TypeConverter cost rules), over argument
  * kinds instead of argument values.
  *
  * <p>Each candidate gets a cost per argument, or "not applicable"; the first
