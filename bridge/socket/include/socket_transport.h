@@ -6,6 +6,8 @@
 #ifndef P4J_SOCKET_TRANSPORT_H
 #define P4J_SOCKET_TRANSPORT_H
 
+#include <stdint.h>
+
 #include "client.h"
 
 /* Creates a client for the py4j GatewayServer at address:port (address NULL:
@@ -24,5 +26,15 @@ p4j_status p4j_socket_client_new(const char *address, int port, const char *auth
 p4j_status p4j_socket_client_new_pinned(const char *address, int port, const char *auth_token,
                                         double read_timeout_s, p4j_client **out,
                                         p4j_error *err);
+
+/* What a socket client's connections did since it was made (py4j's counts of the same
+ * events): connections opened to the server or served for it, connections closed, and
+ * commands resent once on a fresh connection after a pooled one turned out broken. */
+typedef struct p4j_socket_counts {
+    uint64_t made, closed, retried;
+} p4j_socket_counts;
+
+/* Reads `c`'s counts (c made by a constructor of this file). */
+void p4j_socket_client_counts(p4j_client *c, p4j_socket_counts *out);
 
 #endif /* P4J_SOCKET_TRANSPORT_H */

@@ -1,0 +1,367 @@
+/* bridge/socket/socket_conn.c - the connection layer of the socket client (see
+ * socket_internal.h): opening a connection (TCP connect, py4j's "A" command), sending,
+ * reading a line, closing, and the client's list of open connections. Both regimes
+ * (socket_pool.c, socket_pinned.c) use it; nothing here knows which.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+#include "socket_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+static const char *errtext(int e, char *buf, size_t n)
+{
+    return strerror_r(e, buf, n); /* GNU variant: returns the text */
+}
+
+p4j_status sock_closed_error(p4j_error *err)
+{
+    return p4j_error_set(err, P4J_ERR_CLOSED, "the gateway was shut down");
+}
+
+static void set_timeout(int fd, int opt, double seconds)
+{
+    struct timeval tv;
+    tv.tv_sec = (time_t)seconds;
+    tv.tv_usec = (suseconds_t)((seconds - (double)tv.tv_sec) * 1e6);
+    setsockopt(fd, SOL_SOCKET, opt, &tv, sizeof tv);
+}
+
+static inline void quickack(int fd)
+{
+#ifdef TCP_QUICKACK
+    /* Linux leaves quick-ACK mode on its own: re-arm it around every read so a
+     * server that writes an answer in two segments never waits on our delayed ACK. */
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
+#else
+    (void)fd;
+#endif
+}
+
+/* Marks `cn` broken after a failed send/recv with errno `e` and fills `err`:
+ * closed client, time-out ("timed out after N s <waiting>"), or the system error. */
+static p4j_status io_failed(socket_client *sc, conn *cn, int e, const char *waiting,
+                            const char *doing, double timeout_shown, p4j_error *err)
+{
+    char eb[128];
+    cn->broken = true;
+    if (sc->base.closed)
+        return sock_closed_error(err);
+    if (e == EAGAIN || e == EWOULDBLOCK)
+        return p4j_error_set(err, P4J_ERR_NETWORK, "timed out after %g s %s the py4j server at %s",
+                             timeout_shown, waiting, sc->label);
+    return p4j_error_set(err, P4J_ERR_NETWORK, "error while %s the py4j server at %s: %s", doing,
+                         sc->label, errtext(e, eb, sizeof eb));
+}
+
+/* ---- connection I/O ------------------------------------------------------------- */
+
+p4j_status sock_send_all(socket_client *sc, conn *cn, const char *p, size_t n,
+                           p4j_error *err)
+{
+    size_t off = 0;
+    while (off < n) {
+        ssize_t w = send(cn->fd, p + off, n - off, MSG_NOSIGNAL);
+        if (w > 0) {
+            off += (size_t)w;
+            continue;
+        }
+        if (w < 0 && errno == EINTR)
+            continue;
+        return io_failed(sc, cn, w < 0 ? errno : EPIPE, "sending to", "sending to",
+                         sc->timeout, err);
+    }
+    quickack(cn->fd);
+    return P4J_OK;
+}
+
+/* Reads until the buffer holds a whole line starting at offset `start`; *linelen
+ * excludes the '\n'. The peer closing the connection sets cn->eof. */
+p4j_status sock_read_line_at(socket_client *sc, conn *cn, size_t start,
+                               double timeout_shown, size_t *linelen, p4j_error *err)
+{
+    size_t scanned = start;
+    for (;;) {
+        if (cn->rlen > scanned) {
+            char *nl = memchr(cn->rbuf + scanned, '\n', cn->rlen - scanned);
+            if (nl) {
+                *linelen = (size_t)(nl - cn->rbuf) - start;
+                return P4J_OK;
+            }
+            scanned = cn->rlen;
+        }
+        if (cn->rlen == cn->rcap) {
+            size_t cap = cn->rcap ? cn->rcap * 2 : RBUF_INITIAL;
+            char *p = cap > cn->rcap ? realloc(cn->rbuf, cap) : NULL;
+            if (!p) {
+                cn->broken = true;
+                return p4j_error_set(err, P4J_ERR_MEMORY,
+                                     "out of memory reading an answer from the py4j server");
+            }
+            cn->rbuf = p;
+            cn->rcap = cap;
+        }
+        ssize_t r = recv(cn->fd, cn->rbuf + cn->rlen, cn->rcap - cn->rlen, 0);
+        if (r > 0) {
+            cn->rlen += (size_t)r;
+            quickack(cn->fd);
+            continue;
+        }
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r == 0)
+            cn->eof = true;
+        if (r == 0 && !sc->base.closed) {
+            cn->broken = true;
+            return p4j_error_set(err, P4J_ERR_NETWORK,
+                                 "the py4j server at %s closed the connection "
+                                 "(server stopped or crashed?)",
+                                 sc->label);
+        }
+        return io_failed(sc, cn, errno, "waiting for", "receiving from", timeout_shown, err);
+    }
+}
+
+/* Reads until the buffer holds a whole line; *linelen excludes the '\n'. */
+p4j_status sock_read_line(socket_client *sc, conn *cn, double timeout_shown,
+                            size_t *linelen, p4j_error *err)
+{
+    return sock_read_line_at(sc, cn, 0, timeout_shown, linelen, err);
+}
+
+/* Drops the first `used` bytes of the read buffer. */
+void sock_consume_bytes(conn *cn, size_t used)
+{
+    if (cn->rlen > used)
+        memmove(cn->rbuf, cn->rbuf + used, cn->rlen - used);
+    cn->rlen -= used;
+}
+
+/* Drops the line just decoded (and the buffer if it was adopted or grew large). */
+void sock_consume_line(conn *cn, size_t linelen, bool adopted)
+{
+    size_t used = linelen + 1;
+    if (adopted) {
+        /* decode only adopts when nothing follows the line */
+        cn->rbuf = NULL;
+        cn->rcap = cn->rlen = 0;
+        return;
+    }
+    if (cn->rlen > used)
+        memmove(cn->rbuf, cn->rbuf + used, cn->rlen - used);
+    cn->rlen -= used;
+    if (cn->rcap > RBUF_KEEP && cn->rlen == 0) {
+        free(cn->rbuf);
+        cn->rbuf = NULL;
+        cn->rcap = 0;
+    }
+}
+
+void sock_conn_free(conn *cn)
+{
+    if (cn->fd >= 0)
+        close(cn->fd);
+    free(cn->rbuf);
+    p4j_wbuf_free(&cn->out0);
+    for (unsigned i = 0; i < cn->nlevels; i++) {
+        p4j_wbuf_free(cn->levels[i]);
+        free(cn->levels[i]);
+    }
+    free(cn->levels);
+    free(cn);
+}
+
+/* A connection struct for socket `fd` (-1: not yet open); NULL when out of memory. */
+static conn *conn_new(int fd)
+{
+    conn *cn = calloc(1, sizeof *cn);
+    if (!cn)
+        return NULL;
+    cn->fd = fd;
+    p4j_wbuf_init(&cn->out0);
+    cn->out = &cn->out0;
+    return cn;
+}
+
+p4j_status sock_conn_open(socket_client *sc, conn **out, p4j_error *err)
+{
+    char eb[128];
+    conn *cn = conn_new(-1);
+    if (!cn)
+        return p4j_error_set(err, P4J_ERR_MEMORY, "out of memory opening a connection");
+    cn->fd = socket(sc->sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (cn->fd < 0) {
+        int e = errno;
+        sock_conn_free(cn);
+        return p4j_error_set(err, P4J_ERR_NETWORK, "cannot create a socket for %s: %s",
+                             sc->label, errtext(e, eb, sizeof eb));
+    }
+    int rc = connect(cn->fd, (struct sockaddr *)&sc->sa, sc->salen);
+    if (rc < 0 && errno == EINPROGRESS) {
+        double limit = sc->timeout > 0 ? sc->timeout : CONNECT_TIMEOUT_S;
+        struct pollfd pf = {.fd = cn->fd, .events = POLLOUT};
+        int pr;
+        do
+            pr = poll(&pf, 1, (int)(limit * 1000.0));
+        while (pr < 0 && errno == EINTR);
+        if (pr == 0) {
+            sock_conn_free(cn);
+            return p4j_error_set(err, P4J_ERR_NETWORK,
+                                 "timed out after %g s connecting to the py4j server at %s",
+                                 limit, sc->label);
+        }
+        int soerr = 0;
+        socklen_t sl = sizeof soerr;
+        if (pr < 0)
+            soerr = errno;
+        else
+            getsockopt(cn->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
+        rc = soerr ? -1 : 0;
+        errno = soerr;
+    }
+    if (rc < 0) {
+        int e = errno;
+        sock_conn_free(cn);
+        return p4j_error_set(err, P4J_ERR_NETWORK,
+                             "cannot connect to the py4j server at %s: %s", sc->label,
+                             errtext(e, eb, sizeof eb));
+    }
+    int fl = fcntl(cn->fd, F_GETFL);
+    fcntl(cn->fd, F_SETFL, fl & ~O_NONBLOCK);
+    int one = 1;
+    setsockopt(cn->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (sc->timeout > 0) {
+        set_timeout(cn->fd, SO_RCVTIMEO, sc->timeout);
+        set_timeout(cn->fd, SO_SNDTIMEO, sc->timeout);
+    }
+
+    if (sc->token) {
+        /* py4j's "A" command: the token on its own line, no "e" line. */
+        double t = sc->timeout > 0 && sc->timeout < AUTH_TIMEOUT_S ? sc->timeout
+                                                                   : AUTH_TIMEOUT_S;
+        set_timeout(cn->fd, SO_RCVTIMEO, t);
+        p4j_wbuf *b = cn->out;
+        p4j_wbuf_reset(b);
+        p4j_wbuf_put(b, "A\n", 2);
+        p4j_wbuf_put(b, sc->token, strlen(sc->token));
+        p4j_wbuf_put(b, "\n", 1);
+        size_t n = 0;
+        if (b->oom) {
+            sock_conn_free(cn);
+            return p4j_error_set(err, P4J_ERR_MEMORY, "out of memory");
+        }
+        if (sock_send_all(sc, cn, b->data, b->len, err) != P4J_OK ||
+            sock_read_line(sc, cn, t, &n, err) != P4J_OK) {
+            sock_conn_free(cn);
+            return p4j_error_set(err, P4J_ERR_AUTH,
+                                 "authentication with the py4j server at %s failed: %s",
+                                 sc->label, err->message ? err->message : "no answer");
+        }
+        if (!(n == 3 && !memcmp(cn->rbuf, "!yv", 3))) {
+            p4j_value v;
+            p4j_error e2 = {0};
+            p4j_wire_decode(cn->rbuf, n, NULL, &v, &e2);
+            value_drop(&v);
+            p4j_error_set(err, P4J_ERR_AUTH,
+                          "authentication with the py4j server at %s failed: %s", sc->label,
+                          e2.message ? e2.message : "token refused");
+            p4j_error_clear(NULL, &e2);
+            sock_conn_free(cn);
+            return P4J_ERROR;
+        }
+        sock_consume_line(cn, n, false);
+        set_timeout(cn->fd, SO_RCVTIMEO, sc->timeout > 0 ? sc->timeout : 0);
+    }
+    *out = cn;
+    return P4J_OK;
+}
+
+/* True when an idle pooled connection still looks usable (not closed by the peer,
+ * nothing unexpected waiting). */
+bool sock_conn_alive(conn *cn)
+{
+    char c;
+    ssize_t r = recv(cn->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    return r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+void sock_unlink_locked(socket_client *sc, conn *cn)
+{
+    if (cn->prev)
+        cn->prev->next = cn->next;
+    else
+        sc->all = cn->next;
+    if (cn->next)
+        cn->next->prev = cn->prev;
+    cn->prev = cn->next = NULL;
+    sc->nopen--;
+    sc->counts.closed++;
+}
+
+/* Adds `cn` to the client's open connections unless the client is shut down; false
+ * then. Called with sc->mu held. */
+bool sock_link_unless_closed_locked(socket_client *sc, conn *cn)
+{
+    if (sc->base.closed)
+        return false;
+    cn->next = sc->all;
+    if (sc->all)
+        sc->all->prev = cn;
+    sc->all = cn;
+    sc->nopen++;
+    sc->counts.made++;
+    return true;
+}
+
+/* Reads the rest of a command the peer sent, whose first line starts the read buffer,
+ * up to its "e" line; *len is the length of the whole command in the buffer. */
+p4j_status sock_read_command(socket_client *sc, conn *cn, double timeout, size_t *len,
+                               p4j_error *err)
+{
+    size_t pos = 0, n;
+    for (;;) {
+        if (sock_read_line_at(sc, cn, pos, timeout, &n, err) != P4J_OK)
+            return P4J_ERROR;
+        bool end = n == 1 && cn->rbuf[pos] == 'e';
+        pos += n + 1;
+        if (end) {
+            *len = pos;
+            return P4J_OK;
+        }
+    }
+}
+
+
+p4j_status sock_conn_adopt(socket_client *sc, int fd, double read_timeout_s, conn **out,
+                           p4j_error *err)
+{
+    conn *cn = conn_new(fd);
+    if (!cn) {
+        close(fd);
+        return p4j_error_set(err, P4J_ERR_MEMORY, "out of memory");
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    set_timeout(fd, SO_RCVTIMEO, read_timeout_s > 0 ? read_timeout_s : 0);
+    if (sc->timeout > 0)
+        set_timeout(fd, SO_SNDTIMEO, sc->timeout);
+    *out = cn;
+    return P4J_OK;
+}
+
+void sock_tls_clear(socket_client *sc)
+{
+    (void)sc;
+}
