@@ -776,6 +776,9 @@ static void op_release(p4j_client *c, p4j_ref *ref)
     ref->handle = NULL;
     ref->cls = NULL;
     if (!is_class && !is_wellknown_id(id) && !dup_drop(sc, id) && !sc->base.closed) {
+        /* callers may hold their lock (the GIL, from a destructor): never wait with it,
+         * the peer may need it to answer */
+        void *saved = c->unlock ? c->unlock() : NULL;
         conn *cn = sc->pinned ? sock_thread_conn(sc) : NULL;
         p4j_error e = {0};
         /* pinned-thread mode: the thread's own connection when it has a usable one,
@@ -787,6 +790,8 @@ static void op_release(p4j_client *c, p4j_ref *ref)
             give_back(sc, cn);
         }
         p4j_error_clear(NULL, &e);
+        if (c->relock)
+            c->relock(saved);
     }
     free(id);
 }

@@ -10,12 +10,14 @@
  *  - wire_answer(client, value, error=False, keep=None): `!y<part>\n` or `!x<part>\n`
  *    (p4j_value_from_py, then the transport's encode_answer);
  *  - p4jpy_run_command: pinned-thread mode's command handler, which hands a command
- *    Java sent on a thread's connection to the client's command_hook.
+ *    Java sent on a thread's connection to the client's command_hook;
+ *  - socket_counts(client): the client's connection counts (socket_transport.h).
  * Every function but p4jpy_run_command needs the GIL; none keeps state.
  */
 #include <string.h>
 
 #include "binding.h"
+#include "socket_transport.h"
 
 static PyObject *str_Java; /* interned "Java" */
 
@@ -186,7 +188,23 @@ static PyObject *mod_wire_answer(PyObject *mod, PyObject *args, PyObject *kw)
     return r;
 }
 
+static PyObject *mod_socket_counts(PyObject *mod, PyObject *arg)
+{
+    (void)mod;
+    ClientObject *cl;
+    if (socket_client_arg(arg, &cl) < 0)
+        return NULL;
+    p4j_socket_counts n;
+    p4j_socket_client_counts(cl->c, &n);
+    return Py_BuildValue("{sKsKsK}", "made", (unsigned long long)n.made, "closed",
+                         (unsigned long long)n.closed, "retried", (unsigned long long)n.retried);
+}
+
 static PyMethodDef socket_callback_methods[] = {
+    {"socket_counts", mod_socket_counts, METH_O,
+     "socket_counts(client): {'made', 'closed', 'retried'}: the socket client's connections "
+     "opened (or served), closed, and commands resent once on a new connection after a "
+     "pooled one was found broken, since the client was made."},
     {"wire_decode_args", (PyCFunction)(void (*)(void))mod_wire_decode_args, METH_FASTCALL,
      "wire_decode_args(client, parts): the argument lines of a callback command (bytes, "
      "py4j type prefix + value) as Python objects, converted as call results are."},

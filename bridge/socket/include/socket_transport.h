@@ -10,6 +10,12 @@
 
 #include "client.h"
 
+/* Locks: ops->release (and p4j_error_clear, which releases) may be called holding the
+ * caller's lock (the Python GIL); when the caller set c->unlock/c->relock, release calls
+ * them around its exchange with the server, and unlock must then tell whether the calling
+ * thread holds that lock (it returns NULL when not; relock(NULL) does nothing). Every
+ * other operation waits with no lock the transport knows of: call them without it. */
+
 /* Creates a client for the py4j GatewayServer at address:port (address NULL:
  * "127.0.0.1"). `auth_token` (may be NULL) is sent on each new connection;
  * `read_timeout_s` bounds each wait for an answer (0: none). Connects lazily, as
