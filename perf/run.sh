@@ -24,7 +24,7 @@ say() { echo "run.sh: $*" >&2; }
 
 # Debian packages the suite needs: a JDK (GatewayServers, JPype, the floor's jni.h), gcc
 # (the floor), venv support, and what `pip install .` of py4jni builds with (CMake,
-# pkg-config, libffi, Python's headers).
+# pkg-config, libffi, libssl-dev, Python's headers).
 need=()
 command -v javac >/dev/null 2>&1 || [ -x "${JAVA_HOME:-/nonexistent}/bin/javac" ] \
   || need+=(openjdk-17-jdk-headless)
@@ -34,6 +34,7 @@ dpkg -s libc6-dev >/dev/null 2>&1 || need+=(libc6-dev)
 command -v cmake >/dev/null 2>&1 || need+=(cmake)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 pkg-config --exists libffi 2>/dev/null || need+=(libffi-dev)
+pkg-config --exists openssl 2>/dev/null || need+=(libssl-dev)   # the socket transport's TLS
 [ -x "$VENV/bin/python" ] || "$PYTHON" -c 'import ensurepip, venv' 2>/dev/null || need+=(python3-venv)
 # Python.h: the py4jni extension compiles against the venv's Python (Debian's python3).
 "$PYTHON" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(
@@ -43,7 +44,7 @@ if [ ${#need[@]} -gt 0 ]; then
   [ "$(id -u)" = 0 ] || SUDO="sudo"
   if command -v apt-get >/dev/null 2>&1 && { [ -z "$SUDO" ] || command -v sudo >/dev/null 2>&1; }; then
     say "installing Debian packages: ${need[*]}"
-    $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" \
+    $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" \
       || say "apt-get failed; continuing (what needs ${need[*]} will report why it cannot run)"
   else
     say "missing ${need[*]} and no apt-get/sudo to install them; continuing"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prepares a machine for building and testing py4jni, idempotently:
 #   - Debian packages: gcc and libc6-dev (only a Recommends of gcc), clang (libFuzzer) and its sanitizer runtimes, CMake, Ninja, pkg-config, JDK 17, libffi, CMocka,
+#     libssl-dev (TLS in socket mode) and openssl (tests/python/test_tls.py makes certificates),
 #     python3-venv and python3-dev (Python.h for the extension), git (the layout test reads
 #     the repository's index: tests/check_comment_paths.py)
 #   - .venv at the repository root with tests/requirements.txt (and tests/requirements-pyspark.txt)
@@ -15,7 +16,7 @@ P4J_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export P4J_ROOT
 
 need=()
-for pkg in gcc libc6-dev clang cmake ninja-build pkg-config libffi-dev libcmocka-dev openjdk-17-jdk-headless python3-venv python3-dev git; do
+for pkg in gcc libc6-dev clang cmake ninja-build pkg-config libffi-dev libssl-dev openssl libcmocka-dev openjdk-17-jdk-headless python3-venv python3-dev git; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"

@@ -1,7 +1,14 @@
 /* bridge/socket/socket_conn.c - the connection layer of the socket client (see
- * socket_internal.h): opening a connection (TCP connect, py4j's "A" command), sending,
- * reading a line, closing, and the client's list of open connections. Both regimes
- * (socket_pool.c, socket_pinned.c) use it; nothing here knows which.
+ * socket_internal.h): opening a connection (TCP connect, TLS handshake, py4j's "A"
+ * command), sending, reading a line, closing, and the client's list of open
+ * connections. Both regimes (socket_pool.c, socket_pinned.c) use it; nothing here knows
+ * which.
+ *
+ * TLS is OpenSSL over the connection's blocking socket, its waits bounded by the same
+ * SO_RCVTIMEO/SO_SNDTIMEO as plain TCP; the SSL_CTX comes from the caller
+ * (p4j_socket_client_set_tls), which decides verification, certificates and versions.
+ * OpenSSL writes with write(2): a peer that closed raises SIGPIPE, which Python ignores
+ * (a C program using TLS here must ignore it too).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
@@ -15,7 +22,14 @@
 #include <poll.h>
 #include <stdio.h>
 #include <sys/time.h>
+#include <arpa/inet.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 #include <unistd.h>
+
+/* The text of the last TLS failure of this thread's I/O (errno EPROTO). */
+static __thread char tls_why[200];
 
 static const char *errtext(int e, char *buf, size_t n)
 {
@@ -48,7 +62,8 @@ static inline void quickack(int fd)
 }
 
 /* Marks `cn` broken after a failed send/recv with errno `e` and fills `err`:
- * closed client, time-out ("timed out after N s <waiting>"), or the system error. */
+ * closed client, time-out ("timed out after N s <waiting>"), a TLS error (EPROTO, the
+ * text in tls_why), or the system error. */
 static p4j_status io_failed(socket_client *sc, conn *cn, int e, const char *waiting,
                             const char *doing, double timeout_shown, p4j_error *err)
 {
@@ -59,8 +74,71 @@ static p4j_status io_failed(socket_client *sc, conn *cn, int e, const char *wait
     if (e == EAGAIN || e == EWOULDBLOCK)
         return p4j_error_set(err, P4J_ERR_NETWORK, "timed out after %g s %s the py4j server at %s",
                              timeout_shown, waiting, sc->label);
+    if (e == EPROTO && cn->ssl)
+        return p4j_error_set(err, P4J_ERR_NETWORK, "TLS error while %s the py4j server at %s: %s",
+                             doing, sc->label, tls_why);
     return p4j_error_set(err, P4J_ERR_NETWORK, "error while %s the py4j server at %s: %s", doing,
                          sc->label, errtext(e, eb, sizeof eb));
+}
+
+/* Maps a failed SSL_read_ex/SSL_write_ex on cn to recv/send's convention: 0 when the peer
+ * closed the connection (close_notify, or TCP's end without it, as Python's ssl reads
+ * it), else -1 with errno EAGAIN (time-out), EINTR, the system error, or EPROTO (the
+ * text in tls_why). */
+static ssize_t tls_failed(conn *cn)
+{
+    int e = errno;
+    unsigned long code = ERR_peek_error();
+    switch (SSL_get_error(cn->ssl, 0)) {
+    case SSL_ERROR_ZERO_RETURN:
+        return 0;
+    case SSL_ERROR_WANT_READ:
+    case SSL_ERROR_WANT_WRITE:
+        errno = e == EINTR ? EINTR : EAGAIN;
+        return -1;
+    case SSL_ERROR_SYSCALL:
+        if (code == 0 && e == 0)
+            return 0;
+        errno = e ? e : EPIPE;
+        return -1;
+    default:
+        if (ERR_GET_REASON(code) == SSL_R_UNEXPECTED_EOF_WHILE_READING)
+            return 0;
+        ERR_error_string_n(code, tls_why, sizeof tls_why);
+        ERR_clear_error();
+        errno = EPROTO;
+        return -1;
+    }
+}
+
+/* One send on cn, plain or TLS: bytes sent, or -1 with errno (see tls_failed). */
+static ssize_t conn_send(conn *cn, const char *p, size_t n)
+{
+    if (!cn->ssl)
+        return send(cn->fd, p, n, MSG_NOSIGNAL);
+    size_t w = 0;
+    ERR_clear_error();
+    errno = 0;
+    if (SSL_write_ex(cn->ssl, p, n, &w) == 1)
+        return (ssize_t)w;
+    ssize_t r = tls_failed(cn);
+    if (r == 0)
+        errno = EPIPE;
+    return -1;
+}
+
+/* One receive on cn, plain or TLS: bytes read, 0 when the peer closed, or -1 with errno
+ * (see tls_failed). */
+static ssize_t conn_recv(conn *cn, char *p, size_t n)
+{
+    if (!cn->ssl)
+        return recv(cn->fd, p, n, 0);
+    size_t r = 0;
+    ERR_clear_error();
+    errno = 0;
+    if (SSL_read_ex(cn->ssl, p, n, &r) == 1)
+        return (ssize_t)r;
+    return tls_failed(cn);
 }
 
 /* ---- connection I/O ------------------------------------------------------------- */
@@ -70,7 +148,7 @@ p4j_status sock_send_all(socket_client *sc, conn *cn, const char *p, size_t n,
 {
     size_t off = 0;
     while (off < n) {
-        ssize_t w = send(cn->fd, p + off, n - off, MSG_NOSIGNAL);
+        ssize_t w = conn_send(cn, p + off, n - off);
         if (w > 0) {
             off += (size_t)w;
             continue;
@@ -110,7 +188,7 @@ p4j_status sock_read_line_at(socket_client *sc, conn *cn, size_t start,
             cn->rbuf = p;
             cn->rcap = cap;
         }
-        ssize_t r = recv(cn->fd, cn->rbuf + cn->rlen, cn->rcap - cn->rlen, 0);
+        ssize_t r = conn_recv(cn, cn->rbuf + cn->rlen, cn->rcap - cn->rlen);
         if (r > 0) {
             cn->rlen += (size_t)r;
             quickack(cn->fd);
@@ -168,6 +246,8 @@ void sock_consume_line(conn *cn, size_t linelen, bool adopted)
 
 void sock_conn_free(conn *cn)
 {
+    if (cn->ssl)
+        SSL_free(cn->ssl); /* no close_notify: py4j closes its sockets without one too */
     if (cn->fd >= 0)
         close(cn->fd);
     free(cn->rbuf);
@@ -190,6 +270,54 @@ static conn *conn_new(int fd)
     p4j_wbuf_init(&cn->out0);
     cn->out = &cn->out0;
     return cn;
+}
+
+/* Runs the TLS handshake on cn's connected socket (as server when `server`), its waits
+ * bounded by `limit` seconds, then sets the socket's read time-out to `after` (0: none).
+ * Fails with P4J_ERR_NETWORK naming the certificate problem when verification failed. */
+static p4j_status tls_handshake(socket_client *sc, conn *cn, SSL_CTX *ctx, bool server,
+                                double limit, double after, p4j_error *err)
+{
+    cn->ssl = SSL_new(ctx);
+    if (!cn->ssl || SSL_set_fd(cn->ssl, cn->fd) != 1)
+        return p4j_error_set(err, P4J_ERR_MEMORY, "out of memory starting TLS");
+    if (!server && sc->tls_host) {
+        unsigned char ip[16];
+        bool is_ip = inet_pton(AF_INET, sc->tls_host, ip) == 1 ||
+                     inet_pton(AF_INET6, sc->tls_host, ip) == 1;
+        int ok = 1;
+        if (!is_ip) /* SNI names hosts, never addresses (RFC 6066), as Python's ssl sends */
+            ok = SSL_set_tlsext_host_name(cn->ssl, sc->tls_host);
+        if (ok == 1 && sc->tls_check_host)
+            ok = is_ip ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(cn->ssl), sc->tls_host)
+                       : SSL_set1_host(cn->ssl, sc->tls_host);
+        if (ok != 1)
+            return p4j_error_set(err, P4J_ERR_NETWORK, "cannot check the TLS certificate of "
+                                 "%s against the name %s", sc->label, sc->tls_host);
+    }
+    set_timeout(cn->fd, SO_RCVTIMEO, limit);
+    ERR_clear_error();
+    errno = 0;
+    int rc = server ? SSL_accept(cn->ssl) : SSL_connect(cn->ssl);
+    set_timeout(cn->fd, SO_RCVTIMEO, after > 0 ? after : 0);
+    if (rc == 1)
+        return P4J_OK;
+    const char *peer = server ? "the py4j peer at" : "the py4j server at";
+    long v = SSL_get_verify_result(cn->ssl);
+    if (v != X509_V_OK)
+        return p4j_error_set(err, P4J_ERR_NETWORK, "TLS handshake with %s %s failed: "
+                             "certificate verify failed: %s", peer, sc->label,
+                             X509_verify_cert_error_string(v));
+    if (tls_failed(cn) == 0)
+        snprintf(tls_why, sizeof tls_why, "the peer closed the connection");
+    else if (errno == EAGAIN)
+        snprintf(tls_why, sizeof tls_why, "timed out after %g s", limit);
+    else if (errno != EPROTO) {
+        char eb[128];
+        snprintf(tls_why, sizeof tls_why, "%s", errtext(errno, eb, sizeof eb));
+    }
+    return p4j_error_set(err, P4J_ERR_NETWORK, "TLS handshake with %s %s failed: %s", peer,
+                         sc->label, tls_why);
 }
 
 p4j_status sock_conn_open(socket_client *sc, conn **out, p4j_error *err)
@@ -243,6 +371,12 @@ p4j_status sock_conn_open(socket_client *sc, conn **out, p4j_error *err)
         set_timeout(cn->fd, SO_RCVTIMEO, sc->timeout);
         set_timeout(cn->fd, SO_SNDTIMEO, sc->timeout);
     }
+    if (sc->tls && tls_handshake(sc, cn, sc->tls, false,
+                                 sc->timeout > 0 ? sc->timeout : CONNECT_TIMEOUT_S,
+                                 sc->timeout, err) != P4J_OK) {
+        sock_conn_free(cn);
+        return P4J_ERROR;
+    }
 
     if (sc->token) {
         /* py4j's "A" command: the token on its own line, no "e" line. */
@@ -291,7 +425,22 @@ bool sock_conn_alive(conn *cn)
 {
     char c;
     ssize_t r = recv(cn->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-    return r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return !cn->ssl || SSL_pending(cn->ssl) == 0;
+    if (r <= 0 || !cn->ssl)
+        return false;
+    /* TLS: records that carry no data (TLS 1.3 session tickets) may wait; read them
+     * without blocking: alive when no data and no close came with them */
+    int fl = fcntl(cn->fd, F_GETFL);
+    if (fl < 0 || fcntl(cn->fd, F_SETFL, fl | O_NONBLOCK) < 0)
+        return false;
+    ERR_clear_error();
+    size_t got = 0;
+    bool alive = SSL_peek_ex(cn->ssl, &c, 1, &got) != 1 &&
+                 SSL_get_error(cn->ssl, 0) == SSL_ERROR_WANT_READ;
+    ERR_clear_error();
+    fcntl(cn->fd, F_SETFL, fl);
+    return alive;
 }
 
 void sock_unlink_locked(socket_client *sc, conn *cn)
@@ -357,11 +506,41 @@ p4j_status sock_conn_adopt(socket_client *sc, int fd, double read_timeout_s, con
     set_timeout(fd, SO_RCVTIMEO, read_timeout_s > 0 ? read_timeout_s : 0);
     if (sc->timeout > 0)
         set_timeout(fd, SO_SNDTIMEO, sc->timeout);
+    if (sc->tls_serve &&
+        tls_handshake(sc, cn, sc->tls_serve, true,
+                      read_timeout_s > 0 ? read_timeout_s : CONNECT_TIMEOUT_S, read_timeout_s,
+                      err) != P4J_OK) {
+        sock_conn_free(cn);
+        return P4J_ERROR;
+    }
     *out = cn;
     return P4J_OK;
 }
 
 void sock_tls_clear(socket_client *sc)
 {
-    (void)sc;
+    SSL_CTX_free(sc->tls); /* NULL-safe */
+    SSL_CTX_free(sc->tls_serve);
+    free(sc->tls_host);
+    sc->tls = sc->tls_serve = NULL;
+    sc->tls_host = NULL;
+}
+
+p4j_status p4j_socket_client_set_tls(p4j_client *c, SSL_CTX *ctx, const char *host,
+                                     bool check_host, SSL_CTX *serve_ctx, p4j_error *err)
+{
+    socket_client *sc = SC(c);
+    char *h = host ? strdup(host) : NULL;
+    if (host && !h)
+        return p4j_error_set(err, P4J_ERR_MEMORY, "out of memory");
+    sock_tls_clear(sc);
+    if (ctx)
+        SSL_CTX_up_ref(ctx);
+    if (serve_ctx)
+        SSL_CTX_up_ref(serve_ctx);
+    sc->tls = ctx;
+    sc->tls_serve = serve_ctx;
+    sc->tls_host = h;
+    sc->tls_check_host = check_host && h;
+    return P4J_OK;
 }

@@ -83,8 +83,8 @@ typedef struct socket_client {
     void *cmd_ctx;
     pin *pins;             /* pinned: threads' connections (under pins_mu)   */
     SSL_CTX *tls;          /* TLS for connections it opens (a reference), or NULL */
-    char *tls_host;        /* name or address the server's certificate must match,
-                              NULL: not checked                                   */
+    char *tls_host;        /* the server's name (SNI) or address, or NULL          */
+    bool tls_check_host;   /* its certificate must match tls_host                  */
     SSL_CTX *tls_serve;    /* TLS for connections served (ops->serve), or NULL     */
 
     pthread_mutex_t mu;
