@@ -54,14 +54,17 @@ static p4j_wbuf *begin(conn *cn, const char *cmd)
 
 /* Reads the answer line to the command just sent (*n: its length). In pinned-thread
  * mode the peer may first send commands of its own (callbacks): each runs here, on
- * the waiting thread, before the wait goes on. */
-static p4j_status await_answer(socket_client *sc, conn *cn, size_t *n, p4j_error *err)
+ * the waiting thread, before the wait goes on; *ran (may be NULL) is set when one did. */
+static p4j_status await_answer(socket_client *sc, conn *cn, size_t *n, bool *ran,
+                               p4j_error *err)
 {
     for (;;) {
         if (sock_read_line(sc, cn, sc->timeout, n, err) != P4J_OK)
             return P4J_ERROR;
         if (!sc->pinned || *n == 0 || cn->rbuf[0] == '!')
             return P4J_OK;
+        if (ran)
+            *ran = true;
         if (sock_run_peer_command(sc, cn, *n, sc->timeout, err) != P4J_OK)
             return P4J_ERROR;
     }
@@ -71,6 +74,32 @@ static p4j_status await_answer(socket_client *sc, conn *cn, size_t *n, p4j_error
  * leaves its throwable ref in `out` (P4J_ANSWER_JAVA_ERROR). Transport failures
  * and unusable answers return P4J_ANSWER_FATAL/MALFORMED with the connection
  * marked broken. */
+/* py4j's retry (GatewayClient.send_command, JavaClient._should_retry): a command whose
+ * send failed, or whose connection the peer closed before any answer, is sent once more
+ * on a new connection, when Python opened the connection (not one Java opened to
+ * Python) and, pinned, the command is not nested inside a callback on it and no
+ * callback of the peer ran while it waited (`ran`: the command had effects). True when
+ * cn now holds a fresh connection (err cleared); false leaves err as it was, except that
+ * a failure to open the new connection replaces it (py4j raises that one). */
+static bool reopen_for_retry(socket_client *sc, conn *cn, bool sent, bool ran, p4j_error *err)
+{
+    if (sc->base.closed || cn->served || ran || (cn->pinned && cn->depth > 1) ||
+        (sent && !(cn->eof && cn->rlen == 0)))
+        return false;
+    p4j_error e = {0};
+    if (sock_conn_reopen(sc, cn, &e) != P4J_OK) {
+        if (e.kind == P4J_ERR_CLOSED) {
+            p4j_error_clear(NULL, &e);
+            return false;
+        }
+        p4j_error_clear(NULL, err);
+        *err = e;
+        return false;
+    }
+    p4j_error_clear(NULL, err);
+    return true;
+}
+
 static p4j_answer exchange(socket_client *sc, conn *cn, p4j_value *out, p4j_error *err)
 {
     p4j_wbuf *b = cn->out;
@@ -92,9 +121,14 @@ static p4j_answer exchange(socket_client *sc, conn *cn, p4j_value *out, p4j_erro
                           "failed earlier", sc->label);
         return P4J_ANSWER_FATAL;
     }
-    if (sock_send_all(sc, cn, b->data, b->len, err) != P4J_OK ||
-        await_answer(sc, cn, &n, err) != P4J_OK)
-        return P4J_ANSWER_FATAL;
+    bool ran = false;
+    bool sent = sock_send_all(sc, cn, b->data, b->len, err) == P4J_OK;
+    if (!sent || await_answer(sc, cn, &n, &ran, err) != P4J_OK) {
+        if (!reopen_for_retry(sc, cn, sent, ran, err) ||
+            sock_send_all(sc, cn, b->data, b->len, err) != P4J_OK ||
+            await_answer(sc, cn, &n, NULL, err) != P4J_OK)
+            return P4J_ANSWER_FATAL;
+    }
     /* Adopt the buffer for big payloads only when the line is all it holds. */
     void *block = cn->rbuf;
     bool may_adopt = cn->rlen == n + 1;
@@ -863,7 +897,7 @@ static p4j_status op_raw_command(p4j_client *c, const char *text, size_t len, ch
         st = sock_send_all(sc, cn, text, len, err);
     if (st == P4J_OK)
         *stage = 2;
-    if (st == P4J_OK && await_answer(sc, cn, &n, err) != P4J_OK) {
+    if (st == P4J_OK && await_answer(sc, cn, &n, NULL, err) != P4J_OK) {
         empty = cn->eof && !sc->base.closed;
         st = empty ? P4J_OK : P4J_ERROR;
         if (empty)

@@ -517,6 +517,36 @@ p4j_status sock_conn_adopt(socket_client *sc, int fd, double read_timeout_s, con
     return P4J_OK;
 }
 
+p4j_status sock_conn_reopen(socket_client *sc, conn *cn, p4j_error *err)
+{
+    conn *fresh;
+    if (sock_conn_open(sc, &fresh, err) != P4J_OK)
+        return P4J_ERROR;
+    pthread_mutex_lock(&sc->mu); /* op_shutdown reads cn->fd under mu */
+    bool closed = sc->base.closed;
+    if (!closed) {
+#define SWAP(field)                                                                        \
+    do {                                                                                   \
+        __typeof__(cn->field) t = cn->field;                                               \
+        cn->field = fresh->field;                                                          \
+        fresh->field = t;                                                                  \
+    } while (0)
+        SWAP(fd);
+        SWAP(ssl);
+        SWAP(rbuf);
+        SWAP(rcap);
+        SWAP(rlen);
+#undef SWAP
+        cn->eof = cn->broken = false;
+        sc->counts.made++;
+        sc->counts.closed++;
+        sc->counts.retried++;
+    }
+    pthread_mutex_unlock(&sc->mu);
+    sock_conn_free(fresh); /* the old socket, or the new one after a shutdown */
+    return closed ? sock_closed_error(err) : P4J_OK;
+}
+
 void sock_tls_clear(socket_client *sc)
 {
     SSL_CTX_free(sc->tls); /* NULL-safe */

@@ -47,7 +47,7 @@ typedef struct conn {
     unsigned nlevels, depth;
     bool pinned;            /* belongs to a thread (pinned-thread mode)     */
     bool eof;               /* the peer closed the connection               */
-    bool used;              /* an answer was read on it (it worked once)    */
+    bool served;            /* opened by the peer (ops->serve), not by us   */
     struct conn *next_idle;
     struct conn *prev, *next; /* every open connection (for shutdown)       */
 } conn;
@@ -146,6 +146,11 @@ p4j_status sock_conn_open(socket_client *sc, conn **out, p4j_error *err);
  * blocking, timeouts, the TLS handshake as server when sc->tls_serve is set. */
 p4j_status sock_conn_adopt(socket_client *sc, int fd, double read_timeout_s, conn **out,
                            p4j_error *err);
+/* Replaces cn's socket (linked, in use by the caller) with a new connection to the
+ * server, keeping its write buffers: py4j's resend after a failed exchange. The old
+ * socket is closed; counts one made, one closed, one retried. P4J_ERR_CLOSED when the
+ * client shut down meanwhile. */
+p4j_status sock_conn_reopen(socket_client *sc, conn *cn, p4j_error *err);
 /* Closes and frees cn (already unlinked, or never linked). */
 void sock_conn_free(conn *cn);
 /* True when an idle connection still looks usable (not closed by the peer, nothing

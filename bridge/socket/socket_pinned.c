@@ -348,6 +348,7 @@ p4j_status sock_serve(p4j_client *c, int fd, const char *auth_token, double read
     conn *cn;
     if (sock_conn_adopt(sc, fd, read_timeout_s, &cn, err) != P4J_OK)
         return P4J_ERROR;
+    cn->served = true;
     if (pin_conn(sc, cn, err) != P4J_OK)
         return P4J_ERROR;
     p4j_status st = auth_token ? serve_auth(sc, cn, auth_token, read_timeout_s, err) : P4J_OK;
