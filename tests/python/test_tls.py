@@ -95,21 +95,34 @@ class TlsJava:
         self.port = int(line.split()[1])
         self.closers: list[Any] = []
 
-    def close(self) -> None:
+    def close_clients(self) -> None:
         for close in self.closers:
             try:
                 close()
             except Exception:  # noqa: BLE001 - already closed
                 pass
+        self.closers.clear()
+
+    def close(self) -> None:
+        self.close_clients()
         self.proc.kill()
         self.proc.wait()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def gateway_server(certs: dict[str, dict[str, str]]) -> Iterator[TlsJava]:
+    """One GatewayServer for the module: each test's gateways close (not shut down)."""
     side = TlsJava("gateway", certs["good"]["p12"])
     yield side
     side.close()
+
+
+@pytest.fixture(autouse=True)
+def _close_gateways(request: pytest.FixtureRequest) -> Iterator[None]:
+    yield
+    if "gateway_server" in request.fixturenames:
+        side = request.getfixturevalue("gateway_server")
+        side.close_clients()
 
 
 @pytest.fixture
@@ -128,7 +141,7 @@ def tls_gateway(java: TlsJava, client_ctx: ssl.SSLContext | None,
                                              ssl_context=client_ctx, read_timeout=20),
         callback_server_parameters=CallbackServerParameters(
             port=java.python_port, ssl_context=server_ctx) if server_ctx else None)
-    java.closers.append(gw.shutdown)
+    java.closers.append(gw.close)
     return gw
 
 
