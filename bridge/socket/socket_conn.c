@@ -273,7 +273,8 @@ static conn *conn_new(int fd)
 }
 
 /* Runs the TLS handshake on cn's connected socket (as server when `server`), its waits
- * bounded by `limit` seconds, then sets the socket's read time-out to `after` (0: none).
+ * bounded by `limit` seconds, then sets the socket's read time-out to `after` (0: none)
+ * and its send time-out back to the client's.
  * Fails with P4J_ERR_NETWORK naming the certificate problem when verification failed. */
 static p4j_status tls_handshake(socket_client *sc, conn *cn, SSL_CTX *ctx, bool server,
                                 double limit, double after, p4j_error *err)
@@ -296,10 +297,12 @@ static p4j_status tls_handshake(socket_client *sc, conn *cn, SSL_CTX *ctx, bool 
                                  "%s against the name %s", sc->label, sc->tls_host);
     }
     set_timeout(cn->fd, SO_RCVTIMEO, limit);
+    set_timeout(cn->fd, SO_SNDTIMEO, limit);
     ERR_clear_error();
     errno = 0;
     int rc = server ? SSL_accept(cn->ssl) : SSL_connect(cn->ssl);
     set_timeout(cn->fd, SO_RCVTIMEO, after > 0 ? after : 0);
+    set_timeout(cn->fd, SO_SNDTIMEO, sc->timeout > 0 ? sc->timeout : 0);
     if (rc == 1)
         return P4J_OK;
     const char *peer = server ? "the py4j peer at" : "the py4j server at";
