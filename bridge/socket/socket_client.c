@@ -1,121 +1,35 @@
-/* bridge/socket/socket_client.c - p4j_client over TCP to a py4j GatewayServer (see
- * socket_client.h). Commands are built with the wire codec (wire.h) into the
- * connection's buffer, sent in one write, and answered by one line.
- *
- * Thread rules: the client is shared; a connection belongs to one thread between
- * acquire() and give_back(). `mu` guards the pool lists, counts and dup table.
- *
- * Pinned-thread mode (p4j_socket_client_new_pinned, a py4j ClientServer): each thread
- * has a connection of its own (a `pin` in the thread's key below), kept across calls
- * and closed when the thread exits, as py4j's ThreadLocalConnectionFinalizer does.
- * While a thread waits for an answer the peer may send a command on that connection
- * (a Java callback); it runs through the command handler on the waiting thread, which
- * may send commands of its own on the same connection: each nested use of a
- * connection gets a write buffer of its own (conn.levels). A pinned connection is
- * released by the thread (give_back at depth 0) or by the thread's exit; `pins_mu`
- * orders thread exit against the client's destruction.
+/* bridge/socket/socket_client.c - p4j_client over TCP to a py4j GatewayServer or
+ * ClientServer (see socket_client.h): py4j's command set on top of either connection
+ * regime (socket_pool.c, socket_pinned.c; the shared layer in socket_conn.c). Commands
+ * are built with the wire codec (wire.h) into the connection's buffer, sent in one
+ * write, and answered by one line.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
 #endif
-#include "socket_client.h"
+#include "socket_internal.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
-
-#define RBUF_INITIAL (64u * 1024u)   /* read buffer of a fresh connection          */
-#define RBUF_KEEP (1024u * 1024u)    /* larger buffers are dropped after an answer */
-#define CONNECT_TIMEOUT_S 30.0       /* when no read timeout is configured          */
-#define AUTH_TIMEOUT_S 10.0          /* a server without auth never answers "A"     */
-
-typedef struct conn {
-    int fd;
-    bool broken;            /* failed mid-command: close instead of pooling */
-    char *rbuf;             /* received bytes; an answer line starts at 0   */
-    size_t rcap, rlen;
-    p4j_wbuf *out;          /* the command being built (levels[depth - 1])  */
-    p4j_wbuf out0;          /* level 0's buffer                             */
-    p4j_wbuf **levels;      /* pinned: one buffer per nested use (1.. own)  */
-    unsigned nlevels, depth;
-    bool pinned;            /* belongs to a thread (pinned-thread mode)     */
-    bool eof;               /* the peer closed the connection               */
-    struct conn *next_idle;
-    struct conn *prev, *next; /* every open connection (for shutdown)       */
-} conn;
-
-struct socket_client;
-
-/* A thread's connection to one pinned-mode client (pinned-thread mode). */
-typedef struct pin {
-    struct socket_client *sc; /* NULL once the client is destroyed (under pins_mu) */
-    conn *cn;
-    struct pin *next;         /* the thread's other pins                           */
-    struct pin *next_of_client; /* the client's other pins                        */
-} pin;
-
-typedef struct dup_entry {
-    char *id;
-    size_t extra; /* refs to this id beyond the first */
-} dup_entry;
-
-typedef struct socket_client {
-    struct p4j_client base;
-    char *address;
-    int port;
-    char label[300]; /* "address:port" for messages */
-    char *token;     /* NULL: no auth */
-    double timeout;  /* seconds, 0: none */
-    struct sockaddr_storage sa;
-    socklen_t salen;
-    p4j_wire_proxy_fn proxy_fn;
-    void *proxy_ctx;
-    bool pinned;          /* pinned-thread mode                              */
-    p4j_command_fn cmd_fn; /* pinned: runs commands the peer sends           */
-    void *cmd_ctx;
-    pin *pins;             /* pinned: threads' connections (under pins_mu)   */
-
-    pthread_mutex_t mu;
-    conn *idle;
-    conn *all;
-    size_t nopen, nidle;
-    dup_entry *dups;
-    size_t ndups, capdups;
-} socket_client;
-
-#define SC(c) ((socket_client *)(c))
 
 static const p4j_client_ops socket_ops, pinned_ops;
 
-/* ---- small helpers --------------------------------------------------------------- */
-
-static void value_null(p4j_value *v)
+/* The connection for one operation: the calling thread's own in pinned-thread mode,
+ * else one from the pool. */
+static p4j_status acquire(socket_client *sc, conn **out, p4j_error *err)
 {
-    if (!v)
-        return;
-    v->kind = P4J_NULL;
-    memset(&v->u, 0, sizeof v->u);
-    v->ref.handle = NULL;
-    v->ref.cls = NULL;
-    v->owned = NULL;
+    return sc->pinned ? sock_acquire_pinned(sc, out, err) : sock_acquire_pooled(sc, out, err);
 }
 
-/* Frees a value's storage and its ref id (for results we do not hand out). */
-static void value_drop(p4j_value *v)
+/* Ends an operation's use of `cn` (see sock_give_back_pinned, sock_give_back_pooled). */
+static void give_back(socket_client *sc, conn *cn)
 {
-    p4j_value_clear(v);
-    free(v->ref.handle);
-    value_null(v);
+    if (cn->pinned)
+        sock_give_back_pinned(sc, cn);
+    else
+        sock_give_back_pooled(sc, cn);
 }
 
 static bool is_class_ref(const p4j_ref *r)
@@ -129,585 +43,6 @@ static bool is_wellknown_id(const char *id)
            !strcmp(id, P4J_SOCKET_GATEWAY_SERVER_ID);
 }
 
-static const char *errtext(int e, char *buf, size_t n)
-{
-    return strerror_r(e, buf, n); /* GNU variant: returns the text */
-}
-
-static p4j_status closed_error(p4j_error *err)
-{
-    return p4j_error_set(err, P4J_ERR_CLOSED, "the gateway was shut down");
-}
-
-static void set_timeout(int fd, int opt, double seconds)
-{
-    struct timeval tv;
-    tv.tv_sec = (time_t)seconds;
-    tv.tv_usec = (suseconds_t)((seconds - (double)tv.tv_sec) * 1e6);
-    setsockopt(fd, SOL_SOCKET, opt, &tv, sizeof tv);
-}
-
-static inline void quickack(int fd)
-{
-#ifdef TCP_QUICKACK
-    /* Linux leaves quick-ACK mode on its own: re-arm it around every read so a
-     * server that writes an answer in two segments never waits on our delayed ACK. */
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
-#else
-    (void)fd;
-#endif
-}
-
-/* Marks `cn` broken after a failed send/recv with errno `e` and fills `err`:
- * closed client, time-out ("timed out after N s <waiting>"), or the system error. */
-static p4j_status io_failed(socket_client *sc, conn *cn, int e, const char *waiting,
-                            const char *doing, double timeout_shown, p4j_error *err)
-{
-    char eb[128];
-    cn->broken = true;
-    if (sc->base.closed)
-        return closed_error(err);
-    if (e == EAGAIN || e == EWOULDBLOCK)
-        return p4j_error_set(err, P4J_ERR_NETWORK, "timed out after %g s %s the py4j server at %s",
-                             timeout_shown, waiting, sc->label);
-    return p4j_error_set(err, P4J_ERR_NETWORK, "error while %s the py4j server at %s: %s", doing,
-                         sc->label, errtext(e, eb, sizeof eb));
-}
-
-/* ---- connection I/O ------------------------------------------------------------- */
-
-static p4j_status send_all(socket_client *sc, conn *cn, const char *p, size_t n,
-                           p4j_error *err)
-{
-    size_t off = 0;
-    while (off < n) {
-        ssize_t w = send(cn->fd, p + off, n - off, MSG_NOSIGNAL);
-        if (w > 0) {
-            off += (size_t)w;
-            continue;
-        }
-        if (w < 0 && errno == EINTR)
-            continue;
-        return io_failed(sc, cn, w < 0 ? errno : EPIPE, "sending to", "sending to",
-                         sc->timeout, err);
-    }
-    quickack(cn->fd);
-    return P4J_OK;
-}
-
-/* Reads until the buffer holds a whole line starting at offset `start`; *linelen
- * excludes the '\n'. The peer closing the connection sets cn->eof. */
-static p4j_status read_line_at(socket_client *sc, conn *cn, size_t start,
-                               double timeout_shown, size_t *linelen, p4j_error *err)
-{
-    size_t scanned = start;
-    for (;;) {
-        if (cn->rlen > scanned) {
-            char *nl = memchr(cn->rbuf + scanned, '\n', cn->rlen - scanned);
-            if (nl) {
-                *linelen = (size_t)(nl - cn->rbuf) - start;
-                return P4J_OK;
-            }
-            scanned = cn->rlen;
-        }
-        if (cn->rlen == cn->rcap) {
-            size_t cap = cn->rcap ? cn->rcap * 2 : RBUF_INITIAL;
-            char *p = cap > cn->rcap ? realloc(cn->rbuf, cap) : NULL;
-            if (!p) {
-                cn->broken = true;
-                return p4j_error_set(err, P4J_ERR_MEMORY,
-                                     "out of memory reading an answer from the py4j server");
-            }
-            cn->rbuf = p;
-            cn->rcap = cap;
-        }
-        ssize_t r = recv(cn->fd, cn->rbuf + cn->rlen, cn->rcap - cn->rlen, 0);
-        if (r > 0) {
-            cn->rlen += (size_t)r;
-            quickack(cn->fd);
-            continue;
-        }
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r == 0)
-            cn->eof = true;
-        if (r == 0 && !sc->base.closed) {
-            cn->broken = true;
-            return p4j_error_set(err, P4J_ERR_NETWORK,
-                                 "the py4j server at %s closed the connection "
-                                 "(server stopped or crashed?)",
-                                 sc->label);
-        }
-        return io_failed(sc, cn, errno, "waiting for", "receiving from", timeout_shown, err);
-    }
-}
-
-/* Reads until the buffer holds a whole line; *linelen excludes the '\n'. */
-static p4j_status read_line(socket_client *sc, conn *cn, double timeout_shown,
-                            size_t *linelen, p4j_error *err)
-{
-    return read_line_at(sc, cn, 0, timeout_shown, linelen, err);
-}
-
-/* Drops the first `used` bytes of the read buffer. */
-static void consume_bytes(conn *cn, size_t used)
-{
-    if (cn->rlen > used)
-        memmove(cn->rbuf, cn->rbuf + used, cn->rlen - used);
-    cn->rlen -= used;
-}
-
-/* Drops the line just decoded (and the buffer if it was adopted or grew large). */
-static void consume_line(conn *cn, size_t linelen, bool adopted)
-{
-    size_t used = linelen + 1;
-    if (adopted) {
-        /* decode only adopts when nothing follows the line */
-        cn->rbuf = NULL;
-        cn->rcap = cn->rlen = 0;
-        return;
-    }
-    if (cn->rlen > used)
-        memmove(cn->rbuf, cn->rbuf + used, cn->rlen - used);
-    cn->rlen -= used;
-    if (cn->rcap > RBUF_KEEP && cn->rlen == 0) {
-        free(cn->rbuf);
-        cn->rbuf = NULL;
-        cn->rcap = 0;
-    }
-}
-
-static void conn_free(conn *cn)
-{
-    if (cn->fd >= 0)
-        close(cn->fd);
-    free(cn->rbuf);
-    p4j_wbuf_free(&cn->out0);
-    for (unsigned i = 0; i < cn->nlevels; i++) {
-        p4j_wbuf_free(cn->levels[i]);
-        free(cn->levels[i]);
-    }
-    free(cn->levels);
-    free(cn);
-}
-
-/* A connection struct for socket `fd` (-1: not yet open); NULL when out of memory. */
-static conn *conn_new(int fd)
-{
-    conn *cn = calloc(1, sizeof *cn);
-    if (!cn)
-        return NULL;
-    cn->fd = fd;
-    p4j_wbuf_init(&cn->out0);
-    cn->out = &cn->out0;
-    return cn;
-}
-
-static p4j_status conn_open(socket_client *sc, conn **out, p4j_error *err)
-{
-    char eb[128];
-    conn *cn = conn_new(-1);
-    if (!cn)
-        return p4j_error_set(err, P4J_ERR_MEMORY, "out of memory opening a connection");
-    cn->fd = socket(sc->sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (cn->fd < 0) {
-        int e = errno;
-        conn_free(cn);
-        return p4j_error_set(err, P4J_ERR_NETWORK, "cannot create a socket for %s: %s",
-                             sc->label, errtext(e, eb, sizeof eb));
-    }
-    int rc = connect(cn->fd, (struct sockaddr *)&sc->sa, sc->salen);
-    if (rc < 0 && errno == EINPROGRESS) {
-        double limit = sc->timeout > 0 ? sc->timeout : CONNECT_TIMEOUT_S;
-        struct pollfd pf = {.fd = cn->fd, .events = POLLOUT};
-        int pr;
-        do
-            pr = poll(&pf, 1, (int)(limit * 1000.0));
-        while (pr < 0 && errno == EINTR);
-        if (pr == 0) {
-            conn_free(cn);
-            return p4j_error_set(err, P4J_ERR_NETWORK,
-                                 "timed out after %g s connecting to the py4j server at %s",
-                                 limit, sc->label);
-        }
-        int soerr = 0;
-        socklen_t sl = sizeof soerr;
-        if (pr < 0)
-            soerr = errno;
-        else
-            getsockopt(cn->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
-        rc = soerr ? -1 : 0;
-        errno = soerr;
-    }
-    if (rc < 0) {
-        int e = errno;
-        conn_free(cn);
-        return p4j_error_set(err, P4J_ERR_NETWORK,
-                             "cannot connect to the py4j server at %s: %s", sc->label,
-                             errtext(e, eb, sizeof eb));
-    }
-    int fl = fcntl(cn->fd, F_GETFL);
-    fcntl(cn->fd, F_SETFL, fl & ~O_NONBLOCK);
-    int one = 1;
-    setsockopt(cn->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (sc->timeout > 0) {
-        set_timeout(cn->fd, SO_RCVTIMEO, sc->timeout);
-        set_timeout(cn->fd, SO_SNDTIMEO, sc->timeout);
-    }
-
-    if (sc->token) {
-        /* py4j's "A" command: the token on its own line, no "e" line. */
-        double t = sc->timeout > 0 && sc->timeout < AUTH_TIMEOUT_S ? sc->timeout
-                                                                   : AUTH_TIMEOUT_S;
-        set_timeout(cn->fd, SO_RCVTIMEO, t);
-        p4j_wbuf *b = cn->out;
-        p4j_wbuf_reset(b);
-        p4j_wbuf_put(b, "A\n", 2);
-        p4j_wbuf_put(b, sc->token, strlen(sc->token));
-        p4j_wbuf_put(b, "\n", 1);
-        size_t n = 0;
-        if (b->oom) {
-            conn_free(cn);
-            return p4j_error_set(err, P4J_ERR_MEMORY, "out of memory");
-        }
-        if (send_all(sc, cn, b->data, b->len, err) != P4J_OK ||
-            read_line(sc, cn, t, &n, err) != P4J_OK) {
-            conn_free(cn);
-            return p4j_error_set(err, P4J_ERR_AUTH,
-                                 "authentication with the py4j server at %s failed: %s",
-                                 sc->label, err->message ? err->message : "no answer");
-        }
-        if (!(n == 3 && !memcmp(cn->rbuf, "!yv", 3))) {
-            p4j_value v;
-            p4j_error e2 = {0};
-            p4j_wire_decode(cn->rbuf, n, NULL, &v, &e2);
-            value_drop(&v);
-            p4j_error_set(err, P4J_ERR_AUTH,
-                          "authentication with the py4j server at %s failed: %s", sc->label,
-                          e2.message ? e2.message : "token refused");
-            p4j_error_clear(NULL, &e2);
-            conn_free(cn);
-            return P4J_ERROR;
-        }
-        consume_line(cn, n, false);
-        set_timeout(cn->fd, SO_RCVTIMEO, sc->timeout > 0 ? sc->timeout : 0);
-    }
-    *out = cn;
-    return P4J_OK;
-}
-
-/* True when an idle pooled connection still looks usable (not closed by the peer,
- * nothing unexpected waiting). */
-static bool conn_alive(conn *cn)
-{
-    char c;
-    ssize_t r = recv(cn->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-    return r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
-}
-
-static void unlink_locked(socket_client *sc, conn *cn)
-{
-    if (cn->prev)
-        cn->prev->next = cn->next;
-    else
-        sc->all = cn->next;
-    if (cn->next)
-        cn->next->prev = cn->prev;
-    cn->prev = cn->next = NULL;
-    sc->nopen--;
-}
-
-/* Adds `cn` to the client's open connections unless the client is shut down; false
- * then. Called with sc->mu held. */
-static bool link_unless_closed_locked(socket_client *sc, conn *cn)
-{
-    if (sc->base.closed)
-        return false;
-    cn->next = sc->all;
-    if (sc->all)
-        sc->all->prev = cn;
-    sc->all = cn;
-    sc->nopen++;
-    return true;
-}
-
-static p4j_status acquire_pinned(socket_client *sc, conn **out, p4j_error *err);
-
-/* Takes an idle connection or opens one. */
-static p4j_status acquire_pooled(socket_client *sc, conn **out, p4j_error *err)
-{
-    for (;;) {
-        if (sc->base.closed)
-            return closed_error(err);
-        pthread_mutex_lock(&sc->mu);
-        conn *cn = sc->idle;
-        if (cn) {
-            sc->idle = cn->next_idle;
-            cn->next_idle = NULL;
-            sc->nidle--;
-        }
-        pthread_mutex_unlock(&sc->mu);
-        if (!cn)
-            break;
-        if (conn_alive(cn)) {
-            *out = cn;
-            return P4J_OK;
-        }
-        pthread_mutex_lock(&sc->mu);
-        unlink_locked(sc, cn);
-        pthread_mutex_unlock(&sc->mu);
-        conn_free(cn);
-    }
-    conn *cn;
-    if (conn_open(sc, &cn, err) != P4J_OK)
-        return P4J_ERROR;
-    pthread_mutex_lock(&sc->mu);
-    bool closed = !link_unless_closed_locked(sc, cn);
-    pthread_mutex_unlock(&sc->mu);
-    if (closed) {
-        conn_free(cn);
-        return closed_error(err);
-    }
-    *out = cn;
-    return P4J_OK;
-}
-
-/* The connection for one operation: the calling thread's own in pinned-thread mode,
- * else one from the pool. */
-static p4j_status acquire(socket_client *sc, conn **out, p4j_error *err)
-{
-    return sc->pinned ? acquire_pinned(sc, out, err) : acquire_pooled(sc, out, err);
-}
-
-static void pop_level(conn *cn);
-static void unpin_free(socket_client *sc, conn *cn);
-
-/* Ends an operation's use of `cn`: a pinned connection stays with its thread (closed
- * once unused when it failed or the client shut down); a pooled one goes back to the
- * pool, or is closed when it failed or the client shut down. */
-static void give_back(socket_client *sc, conn *cn)
-{
-    if (cn->pinned) {
-        pop_level(cn);
-        if (cn->depth == 0 && (cn->broken || sc->base.closed))
-            unpin_free(sc, cn);
-        return;
-    }
-    pthread_mutex_lock(&sc->mu);
-    bool drop = cn->broken || sc->base.closed;
-    if (drop) {
-        unlink_locked(sc, cn);
-    } else {
-        cn->next_idle = sc->idle;
-        sc->idle = cn;
-        sc->nidle++;
-    }
-    pthread_mutex_unlock(&sc->mu);
-    if (drop)
-        conn_free(cn);
-}
-
-/* ---- pinned-thread mode: a connection per thread ------------------------------- */
-
-static pthread_mutex_t pins_mu = PTHREAD_MUTEX_INITIALIZER; /* every pin's fields */
-static pthread_key_t pins_key;  /* value: the thread's list of pins */
-static pthread_once_t pins_once = PTHREAD_ONCE_INIT;
-static int pins_key_err;
-
-/* The key's destructor: a thread exits; its connections close (Java's side of each then
- * ends its thread, as when py4j's ThreadLocalConnectionFinalizer runs). */
-static void pins_thread_exit(void *head)
-{
-    conn *drop = NULL;
-    pthread_mutex_lock(&pins_mu);
-    for (pin *p = head, *next; p; p = next) {
-        next = p->next;
-        socket_client *sc = p->sc;
-        if (sc) {
-            pin **pp = &sc->pins;
-            while (*pp && *pp != p)
-                pp = &(*pp)->next_of_client;
-            if (*pp)
-                *pp = p->next_of_client;
-            pthread_mutex_lock(&sc->mu);
-            unlink_locked(sc, p->cn);
-            pthread_mutex_unlock(&sc->mu);
-            p->cn->next_idle = drop;
-            drop = p->cn;
-        }
-        free(p);
-    }
-    pthread_mutex_unlock(&pins_mu);
-    while (drop) {
-        conn *next = drop->next_idle;
-        conn_free(drop);
-        drop = next;
-    }
-}
-
-static void pins_make_key(void)
-{
-    pins_key_err = pthread_key_create(&pins_key, pins_thread_exit);
-}
-
-/* The calling thread's pin for `sc`, or NULL; drops pins of destroyed clients on the
- * way. Called with pins_mu held. */
-static pin *thread_pin_locked(socket_client *sc)
-{
-    pin *head = pthread_getspecific(pins_key);
-    pin **pp = &head, *found = NULL;
-    bool changed = false;
-    while (*pp) {
-        pin *p = *pp;
-        if (!p->sc) { /* its client is gone */
-            *pp = p->next;
-            free(p);
-            changed = true;
-            continue;
-        }
-        if (p->sc == sc)
-            found = p;
-        pp = &p->next;
-    }
-    if (changed)
-        pthread_setspecific(pins_key, head);
-    return found;
-}
-
-/* The calling thread's connection to `sc`, or NULL. */
-static conn *thread_conn(socket_client *sc)
-{
-    pthread_mutex_lock(&pins_mu);
-    pin *p = thread_pin_locked(sc);
-    conn *cn = p ? p->cn : NULL;
-    pthread_mutex_unlock(&pins_mu);
-    return cn;
-}
-
-/* Makes `cn` the calling thread's connection to `sc` (in use once: depth 1) and an
- * open connection of the client. P4J_ERR_CLOSED (cn freed) after shutdown. */
-static p4j_status pin_conn(socket_client *sc, conn *cn, p4j_error *err)
-{
-    pin *p = calloc(1, sizeof *p);
-    if (!p) {
-        conn_free(cn);
-        return p4j_error_set(err, P4J_ERR_MEMORY, "out of memory");
-    }
-    cn->pinned = true;
-    cn->depth = 1;
-    cn->out = &cn->out0;
-    p->sc = sc;
-    p->cn = cn;
-    pthread_mutex_lock(&pins_mu);
-    pthread_mutex_lock(&sc->mu);
-    bool closed = !link_unless_closed_locked(sc, cn);
-    pthread_mutex_unlock(&sc->mu);
-    if (!closed) {
-        p->next = pthread_getspecific(pins_key);
-        if (pthread_setspecific(pins_key, p) != 0) {
-            pthread_mutex_lock(&sc->mu);
-            unlink_locked(sc, cn);
-            pthread_mutex_unlock(&sc->mu);
-            closed = true;
-        } else {
-            p->next_of_client = sc->pins;
-            sc->pins = p;
-        }
-    }
-    pthread_mutex_unlock(&pins_mu);
-    if (closed) {
-        free(p);
-        conn_free(cn);
-        return sc->base.closed ? closed_error(err)
-                               : p4j_error_set(err, P4J_ERR_MEMORY, "out of memory");
-    }
-    return P4J_OK;
-}
-
-/* Ends the calling thread's pinned connection `cn` to `sc` (not in use) and frees it. */
-static void unpin_free(socket_client *sc, conn *cn)
-{
-    pthread_mutex_lock(&pins_mu);
-    pin *head = pthread_getspecific(pins_key);
-    for (pin **pp = &head; *pp; pp = &(*pp)->next) {
-        if ((*pp)->cn == cn && (*pp)->sc == sc) {
-            pin *p = *pp;
-            *pp = p->next;
-            pthread_setspecific(pins_key, head);
-            for (pin **cp = &sc->pins; *cp; cp = &(*cp)->next_of_client) {
-                if (*cp == p) {
-                    *cp = p->next_of_client;
-                    break;
-                }
-            }
-            free(p);
-            break;
-        }
-    }
-    pthread_mutex_lock(&sc->mu);
-    unlink_locked(sc, cn);
-    pthread_mutex_unlock(&sc->mu);
-    pthread_mutex_unlock(&pins_mu);
-    conn_free(cn);
-}
-
-/* One more use of a pinned connection by its thread: a write buffer of its own, so
- * that a command built by an outer use (e.g. while converting its arguments) stays
- * intact. Returns 0 or -1 (out of memory). */
-static int push_level(conn *cn)
-{
-    if (cn->depth == 0) {
-        cn->out = &cn->out0;
-        cn->depth = 1;
-        return 0;
-    }
-    unsigned i = cn->depth - 1;
-    if (i >= cn->nlevels) {
-        p4j_wbuf **lv = realloc(cn->levels, (cn->nlevels + 1) * sizeof *lv);
-        if (!lv)
-            return -1;
-        cn->levels = lv;
-        if (!(lv[cn->nlevels] = malloc(sizeof **lv)))
-            return -1;
-        p4j_wbuf_init(lv[cn->nlevels]);
-        cn->nlevels++;
-    }
-    cn->out = cn->levels[i];
-    cn->depth++;
-    return 0;
-}
-
-/* Ends one use of a pinned connection (see push_level). */
-static void pop_level(conn *cn)
-{
-    if (cn->depth > 0)
-        cn->depth--;
-    cn->out = cn->depth <= 1 ? &cn->out0 : cn->levels[cn->depth - 2];
-}
-
-/* The calling thread's connection (pinned-thread mode), opened on first use. */
-static p4j_status acquire_pinned(socket_client *sc, conn **out, p4j_error *err)
-{
-    if (sc->base.closed)
-        return closed_error(err);
-    conn *cn = thread_conn(sc);
-    if (cn && cn->depth == 0 && cn->broken) { /* failed earlier: a new one */
-        unpin_free(sc, cn);
-        cn = NULL;
-    }
-    if (cn) {
-        if (push_level(cn) < 0)
-            return p4j_error_set(err, P4J_ERR_MEMORY, "out of memory");
-        *out = cn;
-        return P4J_OK;
-    }
-    if (conn_open(sc, &cn, err) != P4J_OK || pin_conn(sc, cn, err) != P4J_OK)
-        return P4J_ERROR;
-    *out = cn;
-    return P4J_OK;
-}
-
 /* ---- one command ---------------------------------------------------------------- */
 
 static p4j_wbuf *begin(conn *cn, const char *cmd)
@@ -717,83 +52,20 @@ static p4j_wbuf *begin(conn *cn, const char *cmd)
     return cn->out;
 }
 
-static const char ERROR_NULL_ANSWER[] = "!xn\n"; /* py4j's answer to an unknown command */
-
-/* Reads the rest of a command the peer sent, whose first line starts the read buffer,
- * up to its "e" line; *len is the length of the whole command in the buffer. */
-static p4j_status read_command(socket_client *sc, conn *cn, double timeout, size_t *len,
-                               p4j_error *err)
-{
-    size_t pos = 0, n;
-    for (;;) {
-        if (read_line_at(sc, cn, pos, timeout, &n, err) != P4J_OK)
-            return P4J_ERROR;
-        bool end = n == 1 && cn->rbuf[pos] == 'e';
-        pos += n + 1;
-        if (end) {
-            *len = pos;
-            return P4J_OK;
-        }
-    }
-}
-
-/* Runs the peer's command whose first line (`first` bytes) starts the read buffer: py4j's
- * "c" (call a Python proxy) or "g" (a proxy was released) through the command handler,
- * on this thread, and sends the answer. Fails, marking cn broken, on an I/O error, a
- * command that is not py4j's, or a connection that broke while the handler ran. */
-static p4j_status run_peer_command(socket_client *sc, conn *cn, size_t first, double timeout,
-                                   p4j_error *err)
-{
-    if (first != 1 || (cn->rbuf[0] != 'c' && cn->rbuf[0] != 'g')) {
-        p4j_error ignored = {0};
-        send_all(sc, cn, ERROR_NULL_ANSWER, sizeof ERROR_NULL_ANSWER - 1, &ignored);
-        p4j_error_clear(NULL, &ignored);
-        cn->broken = true;
-        return p4j_error_set(err, P4J_ERR_NETWORK,
-                             "the py4j peer at %s sent an unknown command \"%.*s\"",
-                             sc->label, (int)(first < 40 ? first : 40), cn->rbuf);
-    }
-    size_t len;
-    if (read_command(sc, cn, timeout, &len, err) != P4J_OK)
-        return P4J_ERROR;
-    char *text = malloc(len + 1);
-    if (!text) {
-        cn->broken = true;
-        return p4j_error_set(err, P4J_ERR_MEMORY, "out of memory reading a command");
-    }
-    memcpy(text, cn->rbuf, len);
-    text[len] = 0;
-    consume_bytes(cn, len);
-    char *answer = NULL;
-    size_t alen = 0;
-    int rc = sc->cmd_fn ? sc->cmd_fn(sc->cmd_ctx, text, len, &answer, &alen) : -1;
-    free(text);
-    if (cn->broken) { /* a command the handler sent on this connection failed */
-        free(answer);
-        if (sc->base.closed)
-            return closed_error(err);
-        return p4j_error_set(err, P4J_ERR_NETWORK,
-                             "the connection to the py4j peer at %s failed during a callback",
-                             sc->label);
-    }
-    p4j_status st = rc == 0 && answer
-                        ? send_all(sc, cn, answer, alen, err)
-                        : send_all(sc, cn, ERROR_NULL_ANSWER, sizeof ERROR_NULL_ANSWER - 1, err);
-    free(answer);
-    return st;
-}
-
 /* Reads the answer line to the command just sent (*n: its length). In pinned-thread
  * mode the peer may first send commands of its own (callbacks): each runs here, on
- * the waiting thread, before the wait goes on. */
-static p4j_status await_answer(socket_client *sc, conn *cn, size_t *n, p4j_error *err)
+ * the waiting thread, before the wait goes on; *ran (may be NULL) is set when one did. */
+static p4j_status await_answer(socket_client *sc, conn *cn, size_t *n, bool *ran,
+                               p4j_error *err)
 {
     for (;;) {
-        if (read_line(sc, cn, sc->timeout, n, err) != P4J_OK)
+        if (sock_read_line(sc, cn, sc->timeout, n, err) != P4J_OK)
             return P4J_ERROR;
         if (!sc->pinned || *n == 0 || cn->rbuf[0] == '!')
             return P4J_OK;
-        if (run_peer_command(sc, cn, *n, sc->timeout, err) != P4J_OK)
+        if (ran)
+            *ran = true;
+        if (sock_run_peer_command(sc, cn, *n, sc->timeout, err) != P4J_OK)
             return P4J_ERROR;
     }
 }
@@ -802,6 +74,32 @@ static p4j_status await_answer(socket_client *sc, conn *cn, size_t *n, p4j_error
  * leaves its throwable ref in `out` (P4J_ANSWER_JAVA_ERROR). Transport failures
  * and unusable answers return P4J_ANSWER_FATAL/MALFORMED with the connection
  * marked broken. */
+/* py4j's retry (GatewayClient.send_command, JavaClient._should_retry): a command whose
+ * send failed, or whose connection the peer closed before any answer, is sent once more
+ * on a new connection, when Python opened the connection (not one Java opened to
+ * Python) and, pinned, the command is not nested inside a callback on it and no
+ * callback of the peer ran while it waited (`ran`: the command had effects). True when
+ * cn now holds a fresh connection (err cleared); false leaves err as it was, except that
+ * a failure to open the new connection replaces it (py4j raises that one). */
+static bool reopen_for_retry(socket_client *sc, conn *cn, bool sent, bool ran, p4j_error *err)
+{
+    if (sc->base.closed || cn->served || ran || (cn->pinned && cn->depth > 1) ||
+        (sent && !(cn->eof && cn->rlen == 0)))
+        return false;
+    p4j_error e = {0};
+    if (sock_conn_reopen(sc, cn, &e) != P4J_OK) {
+        if (e.kind == P4J_ERR_CLOSED) {
+            p4j_error_clear(NULL, &e);
+            return false;
+        }
+        p4j_error_clear(NULL, err);
+        *err = e;
+        return false;
+    }
+    p4j_error_clear(NULL, err);
+    return true;
+}
+
 static p4j_answer exchange(socket_client *sc, conn *cn, p4j_value *out, p4j_error *err)
 {
     p4j_wbuf *b = cn->out;
@@ -817,20 +115,25 @@ static p4j_answer exchange(socket_client *sc, conn *cn, p4j_value *out, p4j_erro
     size_t n;
     if (cn->broken) { /* pinned: an inner use of the connection failed */
         if (sc->base.closed)
-            closed_error(err);
+            sock_closed_error(err);
         else
             p4j_error_set(err, P4J_ERR_NETWORK, "the connection to the py4j server at %s "
                           "failed earlier", sc->label);
         return P4J_ANSWER_FATAL;
     }
-    if (send_all(sc, cn, b->data, b->len, err) != P4J_OK ||
-        await_answer(sc, cn, &n, err) != P4J_OK)
-        return P4J_ANSWER_FATAL;
+    bool ran = false;
+    bool sent = sock_send_all(sc, cn, b->data, b->len, err) == P4J_OK;
+    if (!sent || await_answer(sc, cn, &n, &ran, err) != P4J_OK) {
+        if (!reopen_for_retry(sc, cn, sent, ran, err) ||
+            sock_send_all(sc, cn, b->data, b->len, err) != P4J_OK ||
+            await_answer(sc, cn, &n, NULL, err) != P4J_OK)
+            return P4J_ANSWER_FATAL;
+    }
     /* Adopt the buffer for big payloads only when the line is all it holds. */
     void *block = cn->rbuf;
     bool may_adopt = cn->rlen == n + 1;
     p4j_answer a = p4j_wire_decode(cn->rbuf, n, may_adopt ? &block : NULL, out, err);
-    consume_line(cn, n, may_adopt && block == NULL);
+    sock_consume_line(cn, n, may_adopt && block == NULL);
     if (a == P4J_ANSWER_FATAL || a == P4J_ANSWER_MALFORMED) {
         cn->broken = true;
         if (a == P4J_ANSWER_FATAL && err->kind == P4J_ERR_NETWORK)
@@ -1507,17 +810,22 @@ static void op_release(p4j_client *c, p4j_ref *ref)
     ref->handle = NULL;
     ref->cls = NULL;
     if (!is_class && !is_wellknown_id(id) && !dup_drop(sc, id) && !sc->base.closed) {
-        conn *cn = sc->pinned ? thread_conn(sc) : NULL;
+        /* callers may hold their lock (the GIL, from a destructor): never wait with it,
+         * the peer may need it to answer */
+        void *saved = c->unlock ? c->unlock() : NULL;
+        conn *cn = sc->pinned ? sock_thread_conn(sc) : NULL;
         p4j_error e = {0};
         /* pinned-thread mode: the thread's own connection when it has a usable one,
          * else a pooled one (a thread that never called Java opens none for this) */
-        if (cn && (cn->broken || push_level(cn) < 0))
+        if (cn && (cn->broken || sock_push_level(cn) < 0))
             cn = NULL;
-        if (cn || acquire_pooled(sc, &cn, &e) == P4J_OK) {
+        if (cn || sock_acquire_pooled(sc, &cn, &e) == P4J_OK) {
             quiet_delete(sc, cn, id);
             give_back(sc, cn);
         }
         p4j_error_clear(NULL, &e);
+        if (c->relock)
+            c->relock(saved);
     }
     free(id);
 }
@@ -1543,52 +851,27 @@ static p4j_status op_dup(p4j_client *c, const p4j_ref *ref, p4j_ref *out, p4j_er
     return P4J_OK;
 }
 
-/* Takes the idle pooled connections out of the client; returns them as a chain
- * (next_idle) for free_chain. Called with sc->mu held. */
-static conn *take_idle_locked(socket_client *sc)
-{
-    conn *idle = sc->idle;
-    sc->idle = NULL;
-    sc->nidle = 0;
-    for (conn *cn = idle; cn; cn = cn->next_idle)
-        unlink_locked(sc, cn);
-    return idle;
-}
-
-/* Closes and frees a chain of connections taken by take_idle_locked. */
-static void free_chain(conn *chain)
-{
-    while (chain) {
-        conn *next = chain->next_idle;
-        conn_free(chain);
-        chain = next;
-    }
-}
-
 static void op_shutdown(p4j_client *c)
 {
     socket_client *sc = SC(c);
     pthread_mutex_lock(&sc->mu);
     sc->base.closed = 1;
-    conn *idle = take_idle_locked(sc);
+    conn *idle = sock_take_idle_locked(sc);
     /* wake threads blocked on connections in use; they close them on give_back */
     for (conn *cn = sc->all; cn; cn = cn->next)
         shutdown(cn->fd, SHUT_RDWR);
     pthread_mutex_unlock(&sc->mu);
-    free_chain(idle);
+    sock_free_chain(idle);
 }
 
 static void op_close_idle(p4j_client *c)
 {
     socket_client *sc = SC(c);
-    pthread_mutex_lock(&sc->mu);
-    conn *idle = take_idle_locked(sc);
-    pthread_mutex_unlock(&sc->mu);
-    free_chain(idle);
+    sock_pool_close_idle(sc);
     if (sc->pinned) {
-        conn *cn = thread_conn(sc); /* only its own thread uses or frees it */
+        conn *cn = sock_thread_conn(sc); /* only its own thread uses or frees it */
         if (cn && cn->depth == 0)
-            unpin_free(sc, cn);
+            sock_unpin_free(sc, cn);
     }
 }
 
@@ -1607,14 +890,14 @@ static p4j_status op_raw_command(p4j_client *c, const char *text, size_t len, ch
     p4j_status st;
     bool empty = false; /* the peer closed the connection: py4j reads an empty answer */
     if (cn->broken) /* pinned: an inner use of the connection failed */
-        st = sc->base.closed ? closed_error(err)
+        st = sc->base.closed ? sock_closed_error(err)
                              : p4j_error_set(err, P4J_ERR_NETWORK, "the connection to the "
                                              "py4j server at %s failed earlier", sc->label);
     else
-        st = send_all(sc, cn, text, len, err);
+        st = sock_send_all(sc, cn, text, len, err);
     if (st == P4J_OK)
         *stage = 2;
-    if (st == P4J_OK && await_answer(sc, cn, &n, err) != P4J_OK) {
+    if (st == P4J_OK && await_answer(sc, cn, &n, NULL, err) != P4J_OK) {
         empty = cn->eof && !sc->base.closed;
         st = empty ? P4J_OK : P4J_ERROR;
         if (empty)
@@ -1628,7 +911,7 @@ static p4j_status op_raw_command(p4j_client *c, const char *text, size_t len, ch
         } else {
             *answer_len = empty ? 0 : n;
             if (!empty)
-                consume_line(cn, n, false);
+                sock_consume_line(cn, n, false);
             if (*answer_len >= 2 && (*answer)[1] == 'z') /* py4j closes it after "!z..." */
                 cn->broken = true;
         }
@@ -1645,18 +928,13 @@ static void op_destroy(p4j_client *c)
     if (!sc->base.closed)
         op_shutdown(c);
     /* threads' pins outlive the client: their exit must not touch its connections */
-    pthread_mutex_lock(&pins_mu);
-    for (pin *p = sc->pins; p; p = p->next_of_client) {
-        p->sc = NULL;
-        p->cn = NULL;
-    }
-    sc->pins = NULL;
-    pthread_mutex_unlock(&pins_mu);
+    sock_pins_forget_client(sc);
     while (sc->all) {
         conn *cn = sc->all;
-        unlink_locked(sc, cn);
-        conn_free(cn);
+        sock_unlink_locked(sc, cn);
+        sock_conn_free(cn);
     }
+    sock_tls_clear(sc);
     for (size_t i = 0; i < sc->ndups; i++)
         free(sc->dups[i].id);
     free(sc->dups);
@@ -1720,90 +998,6 @@ static p4j_status op_encode_answer(p4j_client *c, const p4j_value *v, bool error
     return P4J_OK;
 }
 
-static void op_set_command_handler(p4j_client *c, p4j_command_fn fn, void *ctx)
-{
-    SC(c)->cmd_fn = fn;
-    SC(c)->cmd_ctx = ctx;
-}
-
-/* The first command of a served connection: py4j's "A", token, "e". */
-static p4j_status serve_auth(socket_client *sc, conn *cn, const char *token, double timeout,
-                             p4j_error *err)
-{
-    size_t n, len;
-    if (read_line(sc, cn, timeout, &n, err) != P4J_OK)
-        return p4j_error_set(err, P4J_ERR_AUTH, "the py4j peer at %s closed the connection "
-                             "before authenticating", sc->label);
-    size_t tlen = strlen(token);
-    bool ok = false;
-    if (n == 1 && cn->rbuf[0] == 'A') {
-        if (read_command(sc, cn, timeout, &len, err) != P4J_OK)
-            return p4j_error_set(err, P4J_ERR_AUTH, "authentication of the py4j peer at %s "
-                                 "failed: %s", sc->label, err->message ? err->message : "");
-        /* "A\n<token>\ne\n" */
-        ok = len == tlen + 5 && !memcmp(cn->rbuf + 2, token, tlen) && cn->rbuf[2 + tlen] == '\n';
-        consume_bytes(cn, len);
-    }
-    p4j_error ignored = {0};
-    if (ok && send_all(sc, cn, "!yv\n", 4, &ignored) == P4J_OK)
-        return P4J_OK;
-    if (!ok)
-        send_all(sc, cn, ERROR_NULL_ANSWER, sizeof ERROR_NULL_ANSWER - 1, &ignored);
-    p4j_error_clear(NULL, &ignored);
-    cn->broken = true;
-    return p4j_error_set(err, P4J_ERR_AUTH, "the py4j peer at %s did not authenticate with "
-                         "the Python side's auth token", sc->label);
-}
-
-static p4j_status op_serve(p4j_client *c, int fd, const char *auth_token,
-                           double read_timeout_s, p4j_error *err)
-{
-    socket_client *sc = SC(c);
-    if (sc->base.closed) {
-        close(fd);
-        return closed_error(err);
-    }
-    conn *old = thread_conn(sc);
-    if (old && old->depth > 0) {
-        close(fd);
-        return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: this thread is inside a call on "
-                             "its own connection and cannot serve another");
-    }
-    if (old) /* the served connection becomes the thread's (py4j's set_thread_connection) */
-        unpin_free(sc, old);
-    conn *cn = conn_new(fd);
-    if (!cn) {
-        close(fd);
-        return p4j_error_set(err, P4J_ERR_MEMORY, "out of memory");
-    }
-    int fl = fcntl(fd, F_GETFL);
-    if (fl >= 0)
-        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    set_timeout(fd, SO_RCVTIMEO, read_timeout_s > 0 ? read_timeout_s : 0);
-    if (sc->timeout > 0)
-        set_timeout(fd, SO_SNDTIMEO, sc->timeout);
-    if (pin_conn(sc, cn, err) != P4J_OK)
-        return P4J_ERROR;
-    p4j_status st = auth_token ? serve_auth(sc, cn, auth_token, read_timeout_s, err) : P4J_OK;
-    while (st == P4J_OK) {
-        size_t n;
-        if (read_line(sc, cn, read_timeout_s, &n, err) != P4J_OK) {
-            if ((cn->eof && cn->rlen == 0) || sc->base.closed) { /* the end of the peer's use */
-                p4j_error_clear(NULL, err);
-                st = P4J_OK;
-            } else {
-                st = P4J_ERROR;
-            }
-            break;
-        }
-        st = run_peer_command(sc, cn, n, read_timeout_s, err);
-    }
-    cn->broken = true; /* closed by give_back */
-    give_back(sc, cn);
-    return st;
-}
 
 /* The operations both socket ops tables share. */
 #define SOCKET_OPS_COMMON \
@@ -1842,8 +1036,8 @@ static const p4j_client_ops pinned_ops = {
     .name = "socket",
     .caps = P4J_CAP_TEXT_PROXIES | P4J_CAP_PINNED,
     SOCKET_OPS_COMMON
-    .set_command_handler = op_set_command_handler,
-    .serve = op_serve,
+    .set_command_handler = sock_set_command_handler,
+    .serve = sock_serve,
 };
 
 /* ---- public entry points ------------------------------------------------------------ */
@@ -1910,10 +1104,8 @@ p4j_status p4j_socket_client_new_pinned(const char *address, int port, const cha
                                         double read_timeout_s, p4j_client **out,
                                         p4j_error *err)
 {
-    pthread_once(&pins_once, pins_make_key);
-    if (pins_key_err)
-        return p4j_error_set(err, P4J_ERR_MEMORY, "py4jni: no thread-specific key left for "
-                             "pinned-thread connections");
+    if (sock_pins_init(err) != P4J_OK)
+        return P4J_ERROR;
     if (p4j_socket_client_new(address, port, auth_token, read_timeout_s, out, err) != P4J_OK)
         return P4J_ERROR;
     socket_client *sc = SC(*out);
@@ -1929,7 +1121,7 @@ p4j_status p4j_socket_client_shutdown_server(p4j_client *c, p4j_error *err)
     p4j_status st = acquire(sc, &cn, err);
     if (st == P4J_OK) {
         /* "s" takes no parts and gets no answer: the server closes every connection. */
-        st = send_all(sc, cn, "s\n", 2, err);
+        st = sock_send_all(sc, cn, "s\n", 2, err);
         cn->broken = true;
         give_back(sc, cn);
     }
@@ -1960,5 +1152,14 @@ void p4j_socket_client_connections(p4j_client *c, size_t *open, size_t *idle)
         *open = sc->nopen;
     if (idle)
         *idle = sc->nidle;
+    pthread_mutex_unlock(&sc->mu);
+}
+
+
+void p4j_socket_client_counts(p4j_client *c, p4j_socket_counts *out)
+{
+    socket_client *sc = SC(c);
+    pthread_mutex_lock(&sc->mu);
+    *out = sc->counts;
     pthread_mutex_unlock(&sc->mu);
 }

@@ -145,10 +145,8 @@ class SocketTransport(Transport):
 
     def connect(self, gateway: Any, classpath: Any, jvm_options: Any, libjvm: Any,
                 check_jni: bool, keep_signals: bool, cds: bool = True) -> Any:
-        from .java_gateway import _connect_socket, _refuse_tls
-        client = _connect_socket(gateway.gateway_parameters)
-        _refuse_tls(gateway.callback_server_parameters, "CallbackServerParameters")
-        return client
+        from .java_gateway import _connect_socket
+        return _connect_socket(gateway.gateway_parameters)
 
     def gateway_server(self, client: Any) -> Any:
         return _py4jni.object_ref(client, "GATEWAY_SERVER")  # py4j's fixed id

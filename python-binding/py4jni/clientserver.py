@@ -23,7 +23,10 @@ callback makes go out on that same connection. ``shutdown()`` asks the Java side
 its JavaServer (py4j's ``s`` command) and stops the PythonServer; ``close()`` closes the
 connections and leaves Java running. A JavaObject dropped in Python is released on the
 dropping thread's connection (or a pooled one for a thread without a connection).
-TLS (``ssl_context``) is refused.
+TLS: ``JavaParameters(ssl_context=...)`` for the connections to Java (the certificate
+checked against ``address`` when the context's ``check_hostname`` is set, as in py4j),
+``PythonParameters(ssl_context=...)`` for the PythonServer's (a server-side context with
+its certificate chain); the C transport runs both with the contexts' OpenSSL settings.
 """
 from __future__ import annotations
 
@@ -39,7 +42,7 @@ from . import _py4jni, _switch
 from .java_gateway import (DEFAULT_ACCEPT_TIMEOUT_PLACEHOLDER, DEFAULT_ADDRESS,  # noqa: F401
                            DEFAULT_PORT, DEFAULT_PYTHON_PROXY_PORT, CallbackServerParameters,
                            GatewayClient, GatewayConnectionGuard, GatewayParameters,
-                           JavaGateway, _close_socket, _refuse_tls, do_client_auth, logger,
+                           JavaGateway, _close_socket, _set_tls, do_client_auth, logger,
                            quiet_close,
                            quiet_shutdown, server_connection_stopped, set_linger)
 from .protocol import (AUTH_COMMAND_NAME, EMPTY_RESPONSE, ERROR_ON_RECEIVE,  # noqa: F401
@@ -116,16 +119,17 @@ class JavaClient(GatewayClient, metaclass=_JavaClientType):
 
     def __new__(cls, java_parameters: Any, python_parameters: Any,
                 gateway_property: Any = None, finalizer_deque: Any = None) -> Any:
-        _refuse_tls(java_parameters, "JavaParameters")
-        _refuse_tls(python_parameters, "PythonParameters")
         client = _py4jni.socket_client(java_parameters.address, java_parameters.port,
                                        java_parameters.auth_token,
                                        float(java_parameters.read_timeout or 0.0),
                                        pinned=True)
+        _set_tls(client, java_parameters, python_parameters, "JavaParameters",
+                 "PythonParameters")
         client.java_parameters = client.gateway_parameters = java_parameters
         client.python_parameters = python_parameters
         client.address, client.port = java_parameters.address, java_parameters.port
-        client.auto_close, client.ssl_context, client.is_connected = True, None, True
+        client.auto_close, client.is_connected = True, True
+        client.ssl_context = java_parameters.ssl_context
         client.gateway_property, client.converters = gateway_property, None
         client.finalizer_deque = finalizer_deque
         client.thread_connection = local()  # py4j's: see get_thread_connection
@@ -141,6 +145,10 @@ class PythonServer(CallbackServer):
     open to Python (``python_parameters`` address and port) and serves each on a Python
     thread of its own (a ClientServerConnection), where Java calls the callback makes
     go out on that same connection."""
+
+    #: The C transport serves these connections: it runs their TLS handshake itself
+    #: (the JavaClient's serve context), so accepted sockets stay plain here.
+    _tls_in_python = False
 
     def __init__(self, java_client: Any, java_parameters: Any, python_parameters: Any,
                  gateway_property: Any) -> None:
@@ -198,9 +206,11 @@ class ClientServerConnection(CallbackConnection):
         ``java_parameters.auth_token``) for ``send_command``. (A ClientServer's own calls
         go through its C client, a connection per thread.)"""
         import socket
-        _refuse_tls(self.java_parameters, "JavaParameters")
         try:
             sock = socket.create_connection((self.java_address, self.java_port))
+            context = self.java_parameters.ssl_context
+            if context:  # py4j's wrap_socket(server_hostname=java_address)
+                sock = context.wrap_socket(sock, server_hostname=self.java_address)
             sock.settimeout(self.java_parameters.read_timeout or None)
             self.socket, self.stream = sock, sock.makefile("rb")
             self.is_connected = self.initiated_from_client = True
@@ -349,7 +359,7 @@ class ClientServer(JavaGateway):
     pinned-thread socket mode against a Java ``py4j.ClientServer`` (see the module's
     docstring); otherwise the in-process gateway (the JVM in this process; under the
     py4j switch in in-process mode the parameters' sockets are not used: the program
-    asked for py4jni). ``ssl_context`` is refused (Py4JError).
+    asked for py4jni). ``ssl_context`` gives TLS as in py4j (see the module's docstring).
 
     ``python_server_entry_point`` is what Java obtains with
     ``clientServer.getPythonServerEntryPoint(new Class[]{...})`` (socket mode) or

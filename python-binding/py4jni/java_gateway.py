@@ -691,12 +691,23 @@ def _choose_transport(mode: str | None, gateway_parameters: Any, gateway_client:
     return _transports.TRANSPORTS[mode], classpath, entry_point
 
 
-def _refuse_tls(params: Any, what: str) -> None:
-    """Socket mode does not speak TLS: an ssl_context is refused, never ignored (the
-    commands and the auth token would otherwise go out in clear text)."""
-    if params is not None and getattr(params, "ssl_context", None) is not None:
-        raise Py4JError(f"py4jni: {what}(ssl_context=...) is not supported: py4jni's socket "
-                        "mode does not speak TLS (use py4j itself, or the in-process mode)")
+def _set_tls(client: Any, params: Any, serve_params: Any = None,
+             what: str = "GatewayParameters", serve_what: str = "PythonParameters") -> None:
+    """TLS for a socket client: ``params.ssl_context`` for the connections it opens (the
+    server's certificate checked against ``params.address`` when the context's
+    ``check_hostname`` says so, as py4j's ``wrap_socket(server_hostname=address)``), and
+    ``serve_params.ssl_context`` for the connections it serves (pinned-thread mode). The
+    C transport runs TLS with the contexts' own OpenSSL settings; a context it cannot
+    honour raises Py4JError (see README, "TLS")."""
+    context = getattr(params, "ssl_context", None)
+    serve = getattr(serve_params, "ssl_context", None)
+    if context is None and serve is None:
+        return
+    try:
+        _py4jni.socket_set_tls(client, context, params.address, serve, what, serve_what)
+    except BaseException:
+        client.close()
+        raise
 
 
 def _describe_client(gateway: "JavaGateway") -> None:
@@ -756,7 +767,8 @@ class GatewayClient(metaclass=_ClientType):
             read_timeout=read_timeout, auth_token=auth_token)
         client = _connect_socket(params)
         client.gateway_parameters, client.address, client.port = params, params.address, params.port
-        client.auto_close, client.ssl_context, client.is_connected = params.auto_close, None, True
+        client.auto_close, client.ssl_context, client.is_connected = (params.auto_close,
+                                                                  params.ssl_context, True)
         client.gateway_property, client.converters = gateway_property, None
         return client
 
@@ -777,13 +789,15 @@ class GatewayConnection:
     through the C client's connections.)"""
 
     def __init__(self, gateway_parameters: Any, gateway_property: Any = None) -> None:
-        _refuse_tls(gateway_parameters, "GatewayParameters")
         self.gateway_parameters = gateway_parameters
         self.address = gateway_parameters.address
         self.port = gateway_parameters.port
         import socket
         family = socket.AF_INET6 if ":" in self.address else socket.AF_INET
         self.socket = socket.socket(family, socket.SOCK_STREAM)
+        if gateway_parameters.ssl_context:  # py4j's: the handshake comes with connect()
+            self.socket = gateway_parameters.ssl_context.wrap_socket(
+                self.socket, server_hostname=self.address)
         self.is_connected = False
         self.auto_close = gateway_parameters.auto_close
         self.gateway_property = gateway_property
@@ -897,6 +911,7 @@ register_output_converter(proto.REFERENCE_TYPE,
 
 def _connect_socket(params: GatewayParameters) -> Any:
     """Opens a socket-mode client to a py4j GatewayServer."""
-    _refuse_tls(params, "GatewayParameters")
-    return _py4jni.socket_client(params.address, params.port, params.auth_token,
-                                 float(params.read_timeout or 0.0))
+    client = _py4jni.socket_client(params.address, params.port, params.auth_token,
+                                   float(params.read_timeout or 0.0))
+    _set_tls(client, params)
+    return client

@@ -364,7 +364,11 @@ class CallbackConnection:
 class CallbackServer:
     """py4j's callback server: accepts Java's callback connections and serves each on a
     daemon thread. ``start()``, ``shutdown()``, ``close()``, ``get_listening_port()``,
-    ``get_listening_address()`` as in py4j."""
+    ``get_listening_address()`` as in py4j. With ``ssl_context`` (a server-side
+    ``ssl.SSLContext``) each accepted connection is wrapped in TLS, as py4j does."""
+
+    #: Whether accepted connections get their TLS here (Python's ssl module) or in C.
+    _tls_in_python = True
 
     def __init__(self, pool: PythonProxyPool, gateway_client: Any,
                  port: int = DEFAULT_PYTHON_PROXY_PORT, address: str = DEFAULT_ADDRESS,
@@ -378,6 +382,7 @@ class CallbackServer:
         self.pool = pool
         self._client_ref = weakref.ref(gateway_client)
         self.auth_token = callback_server_parameters.auth_token
+        self.ssl_context = callback_server_parameters.ssl_context
         self.connections: set[Any] = set()
         self._accepted = 0
         self.lock = threading.RLock()
@@ -439,6 +444,13 @@ class CallbackServer:
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if read_timeout:
                 conn.settimeout(read_timeout)
+            if self.ssl_context is not None and self._tls_in_python:
+                try:  # py4j's: the server-side handshake on the accepting thread
+                    conn = self.ssl_context.wrap_socket(conn, server_side=True)
+                except OSError as exc:  # ssl.SSLError: e.g. Java refused our certificate
+                    conn.close()
+                    _signal("server_connection_error", self, error=exc)
+                    continue
             self._accepted += 1
             connection = self._create_connection(conn, None)
             with self.lock:

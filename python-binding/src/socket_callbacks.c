@@ -10,12 +10,22 @@
  *  - wire_answer(client, value, error=False, keep=None): `!y<part>\n` or `!x<part>\n`
  *    (p4j_value_from_py, then the transport's encode_answer);
  *  - p4jpy_run_command: pinned-thread mode's command handler, which hands a command
- *    Java sent on a thread's connection to the client's command_hook.
+ *    Java sent on a thread's connection to the client's command_hook;
+ *  - socket_counts(client): the client's connection counts (socket_transport.h);
+ *  - socket_set_tls(client, context, server_hostname, serve_context): TLS for a socket
+ *    client from Python ssl.SSLContexts (see tls_ctx_of for how).
  * Every function but p4jpy_run_command needs the GIL; none keeps state.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+#include <dlfcn.h>
+#include <link.h>
+#include <openssl/ssl.h>
 #include <string.h>
 
 #include "binding.h"
+#include "socket_transport.h"
 
 static PyObject *str_Java; /* interned "Java" */
 
@@ -186,7 +196,167 @@ static PyObject *mod_wire_answer(PyObject *mod, PyObject *args, PyObject *kw)
     return r;
 }
 
+static PyObject *mod_socket_counts(PyObject *mod, PyObject *arg)
+{
+    (void)mod;
+    ClientObject *cl;
+    if (socket_client_arg(arg, &cl) < 0)
+        return NULL;
+    p4j_socket_counts n;
+    p4j_socket_client_counts(cl->c, &n);
+    return Py_BuildValue("{sKsKsK}", "made", (unsigned long long)n.made, "closed",
+                         (unsigned long long)n.closed, "retried", (unsigned long long)n.retried);
+}
+
+/* The head of CPython's ssl.SSLContext object (PySSLContext of CPython's _ssl module,
+ * the same in 3.10-3.13): the SSL_CTX it configures comes right after the object
+ * header. */
+typedef struct {
+    PyObject_HEAD
+    SSL_CTX *ctx;
+} py_ssl_context_head;
+
+static int count_libssl(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    const char *slash = strrchr(info->dlpi_name, '/');
+    if (!strncmp(slash ? slash + 1 : info->dlpi_name, "libssl.so", 9))
+        ++*(int *)data;
+    return 0;
+}
+
+/* Raises Py4JError naming `what` and why its context cannot serve; returns NULL. */
+static SSL_CTX *tls_refused(const char *what, const char *why)
+{
+    PyErr_Format(p4j_reg.Py4JError ? p4j_reg.Py4JError : PyExc_RuntimeError,
+                 "py4jni: %s(ssl_context=...) cannot be used by the socket transport: %s",
+                 what, why);
+    return NULL;
+}
+
+/* The SSL_CTX (borrowed) that ssl.SSLContext `o` configures, for the C transport to run
+ * TLS with exactly what the context says (verification, CA and client certificates,
+ * versions, ciphers, options). Taken only when Python's ssl module and this extension
+ * run on the same OpenSSL: one libssl in the process, and the symbol _ssl binds to is
+ * ours (dladdr/dlsym); the context's options read through the pointer must equal what
+ * Python reports. Contexts whose callbacks would call into Python's ssl objects from
+ * OpenSSL (sni_callback, _msg_callback, keylog_filename) are refused. NULL with
+ * Py4JError (TypeError for a non-context) otherwise. */
+static SSL_CTX *tls_ctx_of(PyObject *o, const char *what)
+{
+    PyObject *ssl = PyImport_ImportModule("ssl");
+    PyObject *cls = ssl ? PyObject_GetAttrString(ssl, "SSLContext") : NULL;
+    PyObject *mod = cls ? PyImport_ImportModule("_ssl") : NULL;
+    PyObject *file = mod ? PyObject_GetAttrString(mod, "__file__") : NULL;
+    if (!file)
+        PyErr_Clear();
+    Py_XDECREF(ssl);
+    Py_XDECREF(mod);
+    if (!cls) {
+        Py_XDECREF(file);
+        return NULL;
+    }
+    int is = PyObject_IsInstance(o, cls);
+    Py_DECREF(cls);
+    if (is <= 0) {
+        Py_XDECREF(file);
+        if (is == 0)
+            PyErr_Format(PyExc_TypeError, "%s(ssl_context=...) must be an ssl.SSLContext, not "
+                         "%.100s", what, Py_TYPE(o)->tp_name);
+        return NULL;
+    }
+    const char *path = file && PyUnicode_Check(file) ? PyUnicode_AsUTF8(file) : NULL;
+    void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD); /* NULL path: _ssl built into python */
+    Py_XDECREF(file);
+    void *theirs = h ? dlsym(h, "SSL_CTX_get_options") : NULL;
+    if (h)
+        dlclose(h);
+    uint64_t (*mine_fn)(const SSL_CTX *) = SSL_CTX_get_options;
+    void *mine;
+    memcpy(&mine, &mine_fn, sizeof mine);
+    int nlib = 0;
+    dl_iterate_phdr(count_libssl, &nlib);
+    if (!theirs || theirs != mine || nlib != 1) {
+        Dl_info a = {0}, b = {0};
+        char why[600];
+        dladdr(mine, &a);
+        if (theirs)
+            dladdr(theirs, &b);
+        snprintf(why, sizeof why, "Python's ssl module runs on another OpenSSL (%s) than "
+                 "py4jni (%s; %d libssl loaded in this process)",
+                 b.dli_fname ? b.dli_fname : "built in", a.dli_fname ? a.dli_fname : "?",
+                 nlib);
+        return tls_refused(what, why);
+    }
+    SSL_CTX *ctx = ((py_ssl_context_head *)o)->ctx;
+    PyObject *opts = PyObject_GetAttrString(o, "options");
+    unsigned long long want = opts ? PyLong_AsUnsignedLongLongMask(opts) : 0;
+    Py_XDECREF(opts);
+    if (PyErr_Occurred())
+        return NULL;
+    if (!ctx || SSL_CTX_get_options(ctx) != (uint64_t)want)
+        return tls_refused(what, "this Python's ssl.SSLContext is not laid out as py4jni "
+                           "expects");
+    static const char *const python_callbacks[] = {"sni_callback", "_msg_callback",
+                                                   "keylog_filename"};
+    for (size_t i = 0; i < sizeof python_callbacks / sizeof *python_callbacks; i++) {
+        PyObject *v = PyObject_GetAttrString(o, python_callbacks[i]);
+        if (!v) {
+            PyErr_Clear();
+            continue;
+        }
+        bool set = v != Py_None;
+        Py_DECREF(v);
+        if (set) {
+            char why[200];
+            snprintf(why, sizeof why, "its %s is set (OpenSSL would call back into Python's "
+                     "ssl objects)", python_callbacks[i]);
+            return tls_refused(what, why);
+        }
+    }
+    return ctx;
+}
+
+static PyObject *mod_socket_set_tls(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    PyObject *clo, *context, *serve_context = Py_None;
+    const char *host = NULL, *what = "GatewayParameters", *serve_what = "CallbackServerParameters";
+    ClientObject *cl;
+    if (!PyArg_ParseTuple(args, "OOz|Oss:socket_set_tls", &clo, &context, &host,
+                          &serve_context, &what, &serve_what) ||
+        socket_client_arg(clo, &cl) < 0)
+        return NULL;
+    SSL_CTX *ctx = NULL, *serve = NULL;
+    int check_host = 0;
+    if (context != Py_None) {
+        if (!(ctx = tls_ctx_of(context, what)))
+            return NULL;
+        PyObject *v = PyObject_GetAttrString(context, "check_hostname");
+        check_host = v ? PyObject_IsTrue(v) : -1;
+        Py_XDECREF(v);
+        if (check_host < 0)
+            return NULL;
+    }
+    if (serve_context != Py_None && !(serve = tls_ctx_of(serve_context, serve_what)))
+        return NULL;
+    p4j_error err = {0};
+    if (p4j_socket_client_set_tls(cl->c, ctx, host, check_host, serve, &err) != P4J_OK)
+        return p4j_raise(cl, &err, NULL);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef socket_callback_methods[] = {
+    {"socket_set_tls", mod_socket_set_tls, METH_VARARGS,
+     "socket_set_tls(client, context, server_hostname, serve_context=None, what=..., "
+     "serve_what=...): TLS for a socket client's connections, configured by ssl.SSLContext "
+     "`context` (None: plain; its check_hostname checks the server's certificate against "
+     "server_hostname), and the server side of the connections it serves (serve_context). "
+     "Call before the client's first command. Py4JError when the context cannot be used."},
+    {"socket_counts", mod_socket_counts, METH_O,
+     "socket_counts(client): {'made', 'closed', 'retried'}: the socket client's connections "
+     "opened (or served), closed, and commands resent once on a new connection after a "
+     "pooled one was found broken, since the client was made."},
     {"wire_decode_args", (PyCFunction)(void (*)(void))mod_wire_decode_args, METH_FASTCALL,
      "wire_decode_args(client, parts): the argument lines of a callback command (bytes, "
      "py4j type prefix + value) as Python objects, converted as call results are."},

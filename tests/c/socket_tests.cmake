@@ -4,6 +4,7 @@
 #   test_socket_client  against a real py4j GatewayServer started by the test
 #                       (skipped when P4J_PY4J_JAR is empty)
 #   test_pinned         pinned-thread mode (py4j's ClientServer) against a fake peer
+#   test_socket_tls     TLS (OpenSSL) against a fake TLS peer, certificates made at run time
 
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(P4J_CMOCKA REQUIRED IMPORTED_TARGET cmocka)
@@ -53,7 +54,13 @@ add_executable(test_pinned "${CMAKE_CURRENT_LIST_DIR}/test_pinned.c")
 target_link_libraries(test_pinned PRIVATE p4j_socket PkgConfig::P4J_CMOCKA pthread)
 target_include_directories(test_pinned PRIVATE "${CMAKE_SOURCE_DIR}/bridge/socket")
 
+add_executable(test_socket_tls "${CMAKE_CURRENT_LIST_DIR}/test_socket_tls.c")
+target_link_libraries(test_socket_tls PRIVATE p4j_socket PkgConfig::P4J_CMOCKA pthread)
+target_include_directories(test_socket_tls PRIVATE "${CMAKE_SOURCE_DIR}/bridge/socket")
+
 add_test(NAME socket_wire COMMAND test_wire)
+add_test(NAME socket_tls COMMAND test_socket_tls)
+set_tests_properties(socket_tls PROPERTIES TIMEOUT 120)
 add_test(NAME socket_pinned COMMAND test_pinned)
 set_tests_properties(socket_pinned PROPERTIES TIMEOUT 120)
 add_test(NAME socket_client COMMAND test_socket_client)

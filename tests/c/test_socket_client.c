@@ -874,7 +874,10 @@ static void test_server_killed(void **state)
     call_ok(&t, c, &sys, P4J_CALL_STATIC, "currentTimeMillis", NULL, 0);
     (void)t;
 
-    /* killed while a call is in flight: that call fails */
+    /* killed while a call is in flight: that call fails, on the receive (a reset: not
+     * resent, as py4j) or, when the close came first, on its resend (py4j resends once
+     * when the peer closed before answering), which cannot connect or, while the dying
+     * JVM's listening socket still completes connections, gets no answer */
     sleeper sl = {.c = c};
     pthread_t th;
     pthread_create(&th, NULL, sleep_in_java, &sl);
@@ -885,7 +888,7 @@ static void test_server_killed(void **state)
     assert_true(now_s() - t0 < 2.0);
     assert_int_equal(sl.st, P4J_ERROR);
     assert_int_equal(sl.err.kind, P4J_ERR_NETWORK);
-    assert_non_null(strstr(sl.err.message, "closed the connection"));
+    assert_non_null(sl.err.message);
     p4j_error_clear(NULL, &sl.err);
 
     /* later calls fail too (pooled connection is dead, reconnect refused) */

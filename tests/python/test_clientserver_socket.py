@@ -328,16 +328,6 @@ def test_raw_client_connection_with_a_wrong_token():
         side.close()
 
 
-def test_tls_is_refused():
-    import ssl
-    ctx = ssl.create_default_context()
-    with pytest.raises(Py4JError, match="TLS"):
-        ClientServer(JavaParameters(port=free_port(), ssl_context=ctx))
-    with pytest.raises(Py4JError, match="TLS"):
-        ClientServer(JavaParameters(port=free_port()),
-                     PythonParameters(port=free_port(), ssl_context=ctx))
-
-
 def test_differential_against_py4js_clientserver():
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "clientserver_scenario.py")
     results = {}

@@ -142,16 +142,6 @@ def test_clientserver_with_socket_parameters_never_embeds(inproc_gateway):
     assert not isinstance(inproc_gateway._gateway_client, JavaClient)
 
 
-def test_ssl_context_refused_in_socket_mode():
-    import ssl
-
-    from py4jni.java_gateway import GatewayParameters, JavaGateway
-    from py4jni.protocol import Py4JError
-    params = GatewayParameters(port=1, ssl_context=ssl.create_default_context())
-    with pytest.raises(Py4JError, match="TLS"):
-        JavaGateway(gateway_parameters=params)
-
-
 def test_launch_gateway_under_the_switch_embeds(tmp_path):
     script = tmp_path / "launcher_program.py"
     script.write_text(textwrap.dedent(f'''

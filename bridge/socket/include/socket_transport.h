@@ -6,7 +6,17 @@
 #ifndef P4J_SOCKET_TRANSPORT_H
 #define P4J_SOCKET_TRANSPORT_H
 
+#include <stdint.h>
+
 #include "client.h"
+
+struct ssl_ctx_st; /* OpenSSL's SSL_CTX */
+
+/* Locks: ops->release (and p4j_error_clear, which releases) may be called holding the
+ * caller's lock (the Python GIL); when the caller set c->unlock/c->relock, release calls
+ * them around its exchange with the server, and unlock must then tell whether the calling
+ * thread holds that lock (it returns NULL when not; relock(NULL) does nothing). Every
+ * other operation waits with no lock the transport knows of: call them without it. */
 
 /* Creates a client for the py4j GatewayServer at address:port (address NULL:
  * "127.0.0.1"). `auth_token` (may be NULL) is sent on each new connection;
@@ -24,5 +34,27 @@ p4j_status p4j_socket_client_new(const char *address, int port, const char *auth
 p4j_status p4j_socket_client_new_pinned(const char *address, int port, const char *auth_token,
                                         double read_timeout_s, p4j_client **out,
                                         p4j_error *err);
+
+/* TLS for `c`'s connections (c made by a constructor of this file; call before its first
+ * operation). `ctx` (or NULL: plain TCP) configures the connections it opens: its
+ * verification mode, trusted certificates, client certificate, versions and ciphers
+ * apply as OpenSSL applies them; `host` is sent as the server name (SNI, unless it is
+ * an IP address) and, when check_host, the server's certificate must match it (name or
+ * IP address). `serve_ctx` (or NULL) is the server side of connections ops->serve
+ * adopts (pinned-thread mode: Java's connections to Python). The client keeps a
+ * reference to each context until destroyed. Fails only when out of memory. */
+p4j_status p4j_socket_client_set_tls(p4j_client *c, struct ssl_ctx_st *ctx, const char *host,
+                                     bool check_host, struct ssl_ctx_st *serve_ctx,
+                                     p4j_error *err);
+
+/* What a socket client's connections did since it was made (py4j's counts of the same
+ * events): connections opened to the server or served for it, connections closed, and
+ * commands resent once on a fresh connection after a pooled one turned out broken. */
+typedef struct p4j_socket_counts {
+    uint64_t made, closed, retried;
+} p4j_socket_counts;
+
+/* Reads `c`'s counts (c made by a constructor of this file). */
+void p4j_socket_client_counts(p4j_client *c, p4j_socket_counts *out);
 
 #endif /* P4J_SOCKET_TRANSPORT_H */
