@@ -3,7 +3,8 @@
 #   - Debian packages: gcc and libc6-dev (only a Recommends of gcc), clang (libFuzzer) and its sanitizer runtimes, CMake, Ninja, pkg-config, JDK 17, libffi, CMocka,
 #     python3-venv and python3-dev (Python.h for the extension), git (the layout test reads
 #     the repository's index: tests/check_comment_paths.py)
-#   - .venv at the repository root with tests/requirements.txt (and tests/requirements-pyspark.txt)
+#   - .venv at the repository root with tests/requirements.txt (and tests/requirements-pyspark.txt),
+#     .venv-pyflink with tests/requirements-pyflink.txt
 #   - a CMake build in build/ (C library, helper jar, extension, test fixtures)
 # Source it or run it; afterwards build/python holds the importable py4jni package.
 # Environment: PYTHON (interpreter that creates the venv, default python3), P4J_VENV_DIR
@@ -58,6 +59,22 @@ if [ -z "${P4J_NO_PYSPARK:-}" ]; then
     "$VENV/bin/pip" install -q --disable-pip-version-check -r "$P4J_ROOT/tests/requirements-pyspark.txt"
     echo "$want" > "$VENV/.requirements-pyspark.sha"
   fi
+fi
+
+# PyFlink (tests/python/test_pyflink.py, perf/run.sh --flink) in a venv of its own, made
+# with the same Python (its programs import this build's extension): apache-flink pins
+# py4j 0.10.9.7, the main venv's tests compare with py4j 0.10.9.9. ~850 MB, ~1 min;
+# P4J_NO_PYFLINK=1 skips it. P4J_PYFLINK_VENV_DIR: where (default .venv-pyflink).
+PYFLINK_VENV="${P4J_PYFLINK_VENV_DIR:-$P4J_ROOT/.venv-pyflink}"
+if [ -z "${P4J_NO_PYFLINK:-}" ]; then
+  want=$(sha256sum "$P4J_ROOT/tests/requirements-pyflink.txt" | cut -d' ' -f1)
+  if [ "$(cat "$PYFLINK_VENV/.requirements-pyflink.sha" 2>/dev/null)" != "$want" ]; then
+    echo "setup: installing PyFlink into $PYFLINK_VENV" >&2
+    [ -x "$PYFLINK_VENV/bin/python" ] || "$PY" -m venv "$PYFLINK_VENV"
+    "$PYFLINK_VENV/bin/pip" install -q --disable-pip-version-check -r "$P4J_ROOT/tests/requirements-pyflink.txt"
+    echo "$want" > "$PYFLINK_VENV/.requirements-pyflink.sha"
+  fi
+  export P4J_PYFLINK_PYTHON="$PYFLINK_VENV/bin/python"
 fi
 
 BUILD="${P4J_BUILD_DIR:-$P4J_ROOT/build}"
