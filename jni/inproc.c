@@ -68,10 +68,15 @@ static p4j_status null_target(p4j_error *err)
     return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: the target object is null");
 }
 
-/* Invokes `m` and stores the raw result in *rv. */
+/* Invokes `m` and stores the raw result in *rv (through CallerFrame when `m` is
+ * caller-sensitive). */
 static void invoke(JNIEnv *env, const p4jj_member *m, jclass cls, jobject obj,
                    const jvalue *a, jvalue *rv)
 {
+    if (__builtin_expect(m->via_frame != NULL, 0)) { /* caller-sensitive: a Java caller */
+        p4jj_invoke_in_frame(env, m, obj, a, rv);
+        return;
+    }
     bool st = m->callstatic;
     switch ((p4j_rconv)m->rconv) {
     case RCONV_VOID:

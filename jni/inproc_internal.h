@@ -89,6 +89,10 @@ typedef struct p4jj_member {
                                                 local ref (deleted after the call) */
     bool short_call;                         /* methods: on the allowlist of calls
                                                 that may keep the GIL (inproc_short.c) */
+    jobject via_frame;                       /* methods: for a caller-sensitive method, the
+                                                java.lang.reflect.Method that
+                                                org.py4jni.CallerFrame invokes (global
+                                                ref); NULL: JNI calls mid directly */
     struct p4jj_class *owner;                 /* the class it was resolved on     */
     struct p4jj_class *ret_cls;               /* object results: their exact class when
                                                 the declared type is final, or NULL */
@@ -142,6 +146,18 @@ p4jj_member *p4jj_member_at(void **site, p4jj_class *cls, p4jj_member_kind kind,
 /* True when method `name` with descriptor `sig`, declared by class `decl` (binary name,
  * "java.lang.Math"), is a short call: no blocking, no callback (inproc_short.c). */
 bool p4jj_short_call(const char *decl, const char *name, const char *sig);
+
+/* Decides, for method `m` just resolved as reflected `member`, whether it is called
+ * through org.py4jni.CallerFrame (caller-sensitive: it needs a Java caller) and sets
+ * m->via_frame if so (inproc_callers.c). P4J_ERROR with err set on failure. */
+p4j_status p4jj_caller_plan(JNIEnv *env, p4jj_member *m, jobject member, p4j_error *err);
+
+/* Invokes caller-sensitive `m` (m->via_frame set) on `obj` (ignored when static) with
+ * arguments `a` through CallerFrame, storing the raw result in *rv as a direct call
+ * would; a Java exception stays pending for the caller to capture. No local ref is
+ * left behind but an object result's. */
+void p4jj_invoke_in_frame(JNIEnv *env, const p4jj_member *m, jobject obj, const jvalue *a,
+                          jvalue *rv);
 
 /* Converts args[i] into jargs[i] following m->conv; creates local refs in the current
  * frame. Returns P4J_ERROR with err set on overflow or a failed allocation. */

@@ -392,6 +392,8 @@ static p4j_status resolve_member(JNIEnv *env, p4jj_class *pc, p4jj_member *m, p4
     st = m->kind == P4JJ_MEMBER_FIELD || m->kind == P4JJ_MEMBER_STATIC_FIELD
              ? P4J_OK
              : check_plan(env, m, member, err);
+    if (st == P4J_OK && (m->kind == P4JJ_MEMBER_METHOD || m->kind == P4JJ_MEMBER_STATIC_METHOD))
+        st = p4jj_caller_plan(env, m, member, err); /* last: nothing fails after it */
 done:
     free(csig);
     (*env)->PopLocalFrame(env, NULL);
@@ -491,6 +493,7 @@ p4jj_member *p4jj_member_find(JNIEnv *env, p4jj_class *pc, p4jj_member_kind kind
     pthread_mutex_lock(&pc->lock);
     p4jj_member *raced = bucket_find(pc, h, kind, name, name_len, keys, arg_cls, nargs);
     if (raced) {
+        p4j_jvm_global_delete(env, m->via_frame);
         free(copy);
         free(m);
         m = raced;

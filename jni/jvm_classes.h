@@ -67,6 +67,8 @@
       "Ljava/lang/reflect/Executable;")                                                      \
     X(Bridge_findConstructor, Bridge, 1, "findConstructor",                                  \
       "(Ljava/lang/Class;Ljava/lang/String;[Ljava/lang/Class;)Ljava/lang/reflect/Executable;") \
+    X(Bridge_callerSensitive, Bridge, 1, "callerSensitive",                                  \
+      "(Ljava/lang/reflect/Executable;)Ljava/lang/reflect/Method;")                          \
     X(Bridge_jniSignature, Bridge, 1, "jniSignature",                                        \
       "(Ljava/lang/reflect/Executable;)Ljava/lang/String;")                                  \
     X(Bridge_findField, Bridge, 1, "findField",                                              \

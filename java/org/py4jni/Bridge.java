@@ -68,6 +68,41 @@ public final class Bridge {
         return OverloadResolver.findMethod(cls, name, kinds, argClasses, isStatic);
     }
 
+    /**
+     * The names of the JDK's caller-sensitive methods (JDK 17 and 25): a first test that
+     * spares other methods the annotation lookup of {@link CallerFrame#wants}.
+     */
+    private static final Set<String> CALLER_SENSITIVE_NAMES = Set.of(
+        "addExports", "addOpens", "addReads", "addUses", "asInterfaceInstance", "canAccess",
+        "clearCache", "debug", "deregisterDriver", "doPrivileged", "doPrivilegedWithCombiner",
+        "downcallHandle", "drivers", "enableNativeAccess", "forClass", "forEach", "forName",
+        "get", "getAnonymousLogger", "getBoolean", "getBundle", "getByte", "getCallerClass",
+        "getChar", "getClassLoader", "getClasses", "getConnection", "getConstructor",
+        "getConstructors", "getContextClassLoader", "getDeclaredClasses",
+        "getDeclaredConstructor", "getDeclaredConstructors", "getDeclaredField",
+        "getDeclaredFields", "getDeclaredMethod", "getDeclaredMethods", "getDeclaringClass",
+        "getDouble", "getDriver", "getDrivers", "getEnclosingClass", "getEnclosingConstructor",
+        "getEnclosingMethod", "getField", "getFields", "getFloat", "getInt",
+        "getInvocationHandler", "getLogger", "getLong", "getMethod", "getMethods",
+        "getNestHost", "getNestMembers", "getPackage", "getPackages", "getParent",
+        "getPermittedSubclasses", "getPlatformClassLoader", "getProxyClass",
+        "getRecordComponents", "getResource", "getResourceAsStream", "getShort",
+        "getSystemClassLoader", "getType", "getUnsafe", "invoke", "invokeDefault",
+        "libraryLookup", "load", "loadInstalled", "loadLibrary", "loaderLookup", "lookup",
+        "newInstance", "newProxyInstance", "newUpdater", "registerAsParallelCapable",
+        "reinterpret", "set", "setAccessible", "setBoolean", "setByte", "setChar", "setDouble",
+        "setFloat", "setInt", "setLong", "setSecurityManager", "setShort", "trySetAccessible",
+        "upcallStub", "walk", "withTargetLayout");
+
+    /**
+     * The method to invoke through {@link CallerFrame} for resolved method `e`, or null
+     * when JNI calls `e` directly (it is not caller-sensitive, or a constructor).
+     */
+    public static Method callerSensitive(Executable e) {
+        return e instanceof Method && CALLER_SENSITIVE_NAMES.contains(e.getName())
+            ? CallerFrame.wants((Method) e) : null;
+    }
+
     /** Resolves a public constructor of `cls` like {@link #findMethod}. */
     public static Executable findConstructor(Class<?> cls, String kinds, Class<?>[] argClasses) {
         return OverloadResolver.findConstructor(cls, kinds, argClasses);
