@@ -15,8 +15,7 @@ computed with its own helpers (``gateway_launch``):
   ``FLINK_PLUGINS_DIR``, ``FLINK_BIN_DIR`` (``prepare_environment_variables``);
 - class path: Flink's ``lib/*.jar``, ``opt/flink-python*.jar``, the Hadoop/YARN/HBase
   configuration directories, Flink's test jars under ``FLINK_TESTING``;
-- JVM options: ``$JVM_ARGS``, ``-XX:+IgnoreUnrecognizedVMOptions``,
-  ``--add-opens=jdk.proxy2/jdk.proxy2=ALL-UNNAMED``, ``env.java.opts.all`` of
+- JVM options: ``$JVM_ARGS``, ``-XX:+IgnoreUnrecognizedVMOptions``, ``env.java.opts.all`` of
   ``config.yaml`` (or ``$FLINK_ENV_JAVA_OPTS``), the log settings (``log.file``, log4j
   and logback configuration) as system properties.
 
@@ -52,9 +51,11 @@ __all__ = ["enable", "enabled", "gateway_launch", "ADAPTER", "MAIN_CLASS"]
 
 MAIN_CLASS = "org.apache.flink.client.python.PythonGatewayServer"
 _SHADED_PY4J = "org.apache.flink.api.python.shaded.py4j"
-# What pyflink_gateway_server puts before the configured options (Flink 2.x).
-_LAUNCHER_OPTIONS = ("-XX:+IgnoreUnrecognizedVMOptions",
-                     "--add-opens=jdk.proxy2/jdk.proxy2=ALL-UNNAMED")
+# What pyflink_gateway_server puts before the configured options (Flink 2.x), less
+# its --add-opens=jdk.proxy2/jdk.proxy2=ALL-UNNAMED: that module is made at run time,
+# so HotSpot ignores the option at start and prints a warning (stock's goes to a pipe
+# PyFlink never reads).
+_LAUNCHER_OPTIONS = ("-XX:+IgnoreUnrecognizedVMOptions",)
 _ENVIRONMENT = ("FLINK_CONF_DIR", "FLINK_LIB_DIR", "FLINK_OPT_DIR", "FLINK_PLUGINS_DIR",
                 "FLINK_BIN_DIR")
 

@@ -1,0 +1,139 @@
+"""PyFlink unchanged with its JVM in this process (py4jni/frameworks/pyflink.py), against
+stock PyFlink and stock PyFlink on py4jni's socket mode.
+
+Three PyFlink programs (tests/python/pyflink_programs/: Table API and SQL with GROUP BY
+in batch and streaming mode with to_pandas/from_pandas; Python UDFs in SQL and in
+select, a UDTF, CREATE FUNCTION ... LANGUAGE PYTHON and a Java error; DataStream
+from_collection().map().execute_and_collect()) run in child processes of PyFlink's own
+venv (apache-flink pins another py4j than the tests' venv; tests/setup_env.sh makes it,
+P4J_PYFLINK_PYTHON names its interpreter): stock, under ``python -m py4jni run``
+(in-process) and under ``python -m py4jni run --socket``, one process per mode running
+the three programs, one JVM at a time. Every program's output must equal stock's
+except the line saying where the JVM is; each run must exit with the status the program
+gave and leave no process behind; in-process, no file in its temp directory either
+(stock's child JVM leaves Flink's extracted planner jar there).
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+PROGRAMS = [HERE / "pyflink_programs" / name
+            for name in ("table_sql.py", "udfs.py", "datastream.py")]
+RUNNER = HERE / "pyflink_programs" / "run_programs.py"
+EXIT_STATUS = 3  # what the runner exits with after the programs
+
+
+def _pyflink_python() -> str | None:
+    """PyFlink's venv interpreter when it can import this build's extension."""
+    python = os.environ.get("P4J_PYFLINK_PYTHON")
+    if not python or not os.path.exists(python):
+        return None
+    version = subprocess.run([python, "-c", "import sys; print(sys.version_info[:2])"],
+                             capture_output=True, text=True).stdout.strip()
+    return python if version == str(tuple(sys.version_info[:2])) else None
+
+
+PYFLINK = _pyflink_python()
+pytestmark = pytest.mark.skipif(
+    PYFLINK is None, reason="apache-flink is not installed (tests/setup_env.sh makes "
+    ".venv-pyflink unless P4J_NO_PYFLINK=1; P4J_PYFLINK_PYTHON names its python, which "
+    "must be this Python version)")
+
+
+def _leftovers(marker: str) -> list[str]:
+    """Command lines of live processes whose environment holds ``marker``."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes()
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in environ:
+            found.append(cmdline.replace(b"\0", b" ").decode(errors="replace"))
+    return found
+
+
+def _run(tmp_path: Path, mode: str | None) -> tuple[str, str, dict[str, list[str]]]:
+    """Runs the three programs in one child (``mode``: None for stock); checks its exit
+    status and that no process of it is left; returns its stdout, stderr and what it
+    left in its temp directory (files; top-level directories by kind)."""
+    tmp = tmp_path / f"tmp-{mode or 'stock'}"
+    tmp.mkdir()
+    marker = f"P4J_PYFLINK_RUN={uuid.uuid4().hex}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PY4JNI_", "PYFLINK"))}
+    env.update(TMPDIR=str(tmp), JVM_ARGS=f"-Djava.io.tmpdir={tmp}",
+               PATH=os.path.dirname(PYFLINK) + os.pathsep + env.get("PATH", ""),
+               P4J_PYFLINK_RUN=marker.split("=", 1)[1])
+    head = [PYFLINK] if mode is None else [PYFLINK, "-m", "py4jni", "run", f"--{mode}"]
+    out = subprocess.run([*head, str(RUNNER), str(EXIT_STATUS), *map(str, PROGRAMS)],
+                         capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+    assert out.returncode == EXIT_STATUS, (mode, out.stdout, out.stderr[-4000:])
+    deadline = time.monotonic() + 15  # Flink's workers end with the JVM's shutdown hooks
+    while _leftovers(marker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _leftovers(marker) == [], (mode, _leftovers(marker))
+    left = {"files": sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if not p.is_dir()),
+            "dirs": sorted(_kind(p.name) for p in tmp.iterdir() if p.is_dir())}
+    return out.stdout, out.stderr, left
+
+
+def _kind(name: str) -> str:
+    """A temp directory's name without its random part (Python's tempfile: tmpXXXXXXXX)."""
+    return "tmp*" if name.startswith("tmp") and len(name) == 11 else name
+
+
+def _programs(stdout: str) -> dict[str, list[str]]:
+    """Each program's output lines, without the line saying where the JVM is."""
+    parts: dict[str, list[str]] = {}
+    name = ""
+    for line in stdout.splitlines():
+        if line.startswith("== "):
+            name = line[3:]
+            parts[name] = []
+        elif name and not line.startswith("jvm-in-this-process"):
+            parts[name].append(line)
+    return parts
+
+
+STOCK_LEFT: dict[str, list[str]] = {}
+
+
+@pytest.fixture(scope="module")
+def stock(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
+    stdout, _, left = _run(tmp_path_factory.mktemp("stock"), None)
+    assert stdout.count("jvm-in-this-process False") == 3, stdout
+    STOCK_LEFT.update(left)
+    return _programs(stdout)
+
+
+def test_stock_runs_the_three_programs(stock: dict[str, list[str]]) -> None:
+    assert list(stock) == [p.name for p in PROGRAMS]
+    assert stock["table_sql.py"][0] == \
+        "sql-group-by [('apple', 2, 7), ('fig', 1, 1), ('pear', 2, 7)]"
+    assert "udf-in-sql [(1, 2), (2, 3), (41, 42)]" in stock["udfs.py"]
+    assert stock["datastream.py"] == ["datastream [(10, 'aa'), (20, 'bbbb'), (30, 'cccccc')]"]
+
+
+@pytest.mark.parametrize("mode,in_process", [("inproc", True), ("socket", False)])
+def test_py4jni_gives_stocks_results(tmp_path: Path, stock: dict[str, list[str]],
+                                     mode: str, in_process: bool) -> None:
+    stdout, stderr, left = _run(tmp_path, mode)
+    assert stdout.count(f"jvm-in-this-process {in_process}") == 3, stdout + stderr[-4000:]
+    assert _programs(stdout) == stock
+    if in_process:
+        # Java's shutdown hooks and deleteOnExit ran (stock's child JVM leaves its
+        # extracted planner jar); the empty directories left are stock's too (Flink's
+        # web upload directory, PyFlink's from_pandas directory)
+        assert left["files"] == [], left
+        assert set(left["dirs"]) <= set(STOCK_LEFT["dirs"]), (left, STOCK_LEFT)
