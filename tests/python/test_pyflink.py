@@ -137,3 +137,72 @@ def test_py4jni_gives_stocks_results(tmp_path: Path, stock: dict[str, list[str]]
         # web upload directory, PyFlink's from_pandas directory)
         assert left["files"] == [], left
         assert set(left["dirs"]) <= set(STOCK_LEFT["dirs"]), (left, STOCK_LEFT)
+
+
+def _child(code: str, *, env_extra: dict[str, str] | None = None,
+           args: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PY4JNI_", "PYFLINK"))}
+    env.update(env_extra or {})
+    return subprocess.run([PYFLINK, *args, "-c", code] if not args else [PYFLINK, *args],
+                          capture_output=True, text=True, timeout=120, env=env)
+
+
+LAUNCH = """
+import json, os
+from py4jni.frameworks import pyflink
+launch = pyflink.gateway_launch()
+print(json.dumps({"cp": launch.classpath, "opts": launch.jvm_options,
+                  "props": launch.system_properties, "env": launch.environment,
+                  "main": launch.main_class}))
+"""
+
+
+def test_the_launch_is_pyflink_launchers(tmp_path: Path) -> None:
+    # computed with pyflink_gateway_server's helpers: no JVM is started
+    import json
+    out = _child(LAUNCH, env_extra={"JVM_ARGS": "-Xmx700m -Dp4j.x=1"})
+    assert out.returncode == 0, out.stderr
+    launch = json.loads(out.stdout)
+    home = os.path.dirname(launch["env"]["FLINK_LIB_DIR"])
+    assert launch["env"]["FLINK_CONF_DIR"] == os.path.join(home, "conf")
+    names = [os.path.basename(p) for p in launch["cp"]]
+    assert any(n.startswith("flink-python") for n in names), names
+    assert any(n.startswith("flink-dist") for n in names), names
+    assert launch["opts"][:2] == ["-Xmx700m", "-XX:+IgnoreUnrecognizedVMOptions"]
+    assert launch["props"]["p4j.x"] == "1"
+    assert launch["props"]["log4j.configurationFile"].endswith("conf/log4j-cli.properties")
+    assert launch["main"] == "org.apache.flink.client.python.PythonGatewayServer"
+
+
+SWITCHED = """
+import sys
+before = "py4jni.frameworks.pyflink" in sys.modules
+import pyflink.java_gateway as pjg
+import py4jni.pyflink
+print("before", before, "enabled", py4jni.pyflink.enabled(),
+      "launcher", pjg.launch_gateway is py4jni.pyflink._launch_gateway)
+"""
+
+
+@pytest.mark.parametrize("mode,enabled", [("inproc", True), ("socket", False)])
+def test_the_switch_enables_pyflink_on_import(tmp_path: Path, mode: str, enabled: bool) -> None:
+    app = tmp_path / "app.py"
+    app.write_text(SWITCHED)
+    out = _child("", args=("-m", "py4jni", "run", f"--{mode}", str(app)))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["before", "False", "enabled", str(enabled),
+                                  "launcher", str(enabled)], out.stdout + out.stderr
+
+
+def test_enable_after_pyflinks_gateway_is_refused() -> None:
+    out = _child("import pyflink.java_gateway as pjg\n"
+                 "pjg._gateway = object()  # as if PyFlink had connected already\n"
+                 "import py4jni.pyflink\n"
+                 "try:\n"
+                 "    py4jni.pyflink.enable()\n"
+                 "except Exception as exc:\n"
+                 "    print(type(exc).__name__, exc)\n"
+                 "print('enabled', py4jni.pyflink.enabled())\n")
+    assert "Py4JError py4jni.pyflink.enable() must run before PyFlink's first gateway" \
+        in out.stdout, out.stdout + out.stderr
+    assert "enabled False" in out.stdout
