@@ -206,3 +206,16 @@ def test_enable_after_pyflinks_gateway_is_refused() -> None:
     assert "Py4JError py4jni.pyflink.enable() must run before PyFlink's first gateway" \
         in out.stdout, out.stdout + out.stderr
     assert "enabled False" in out.stdout
+
+
+def test_the_env_switch_enables_pyflink_on_import(tmp_path: Path) -> None:
+    # PY4JNI_AS_PY4J=1 through the .pth hook (processed here with site.addsitedir)
+    site_dir = tmp_path / "site"
+    site_dir.mkdir()
+    pth = HERE.parents[1] / "python-binding" / "py4jni-as-py4j.pth"
+    (site_dir / pth.name).write_text(pth.read_text())
+    out = _child(f"import site; site.addsitedir({str(site_dir)!r})\n" + SWITCHED,
+                 env_extra={"PY4JNI_AS_PY4J": "1"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["before", "False", "enabled", "True", "launcher", "True"], \
+        out.stdout + out.stderr
