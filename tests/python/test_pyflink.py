@@ -3,7 +3,8 @@ stock PyFlink and stock PyFlink on py4jni's socket mode.
 
 Three PyFlink programs (tests/python/pyflink_programs/: Table API and SQL with GROUP BY
 in batch and streaming mode with to_pandas/from_pandas; Python UDFs in SQL and in
-select, a UDTF, CREATE FUNCTION ... LANGUAGE PYTHON and a Java error; DataStream
+select, a UDTF, CREATE FUNCTION ... LANGUAGE PYTHON, Java errors (one converted by
+PyFlink's install_exception_handler); DataStream
 from_collection().map().execute_and_collect()) run in child processes of PyFlink's own
 venv (apache-flink pins another py4j than the tests' venv; tests/setup_env.sh makes it,
 P4J_PYFLINK_PYTHON names its interpreter): stock, under ``python -m py4jni run``
@@ -122,6 +123,7 @@ def test_stock_runs_the_three_programs(stock: dict[str, list[str]]) -> None:
     assert stock["table_sql.py"][0] == \
         "sql-group-by [('apple', 2, 7), ('fig', 1, 1), ('pear', 2, 7)]"
     assert "udf-in-sql [(1, 2), (2, 3), (41, 42)]" in stock["udfs.py"]
+    assert "converted pyflink.util.exceptions TableNotExistException" in stock["udfs.py"]
     assert stock["datastream.py"] == ["datastream [(10, 'aa'), (20, 'bbbb'), (30, 'cccccc')]"]
 
 

@@ -1,10 +1,11 @@
 """PyFlink program 2: Python UDFs (Flink's Python workers run them) in SQL and in
 select, a UDTF, CREATE FUNCTION ... LANGUAGE PYTHON (Java asks PythonFunctionFactory),
-and a Java error converted by PyFlink's exception handler."""
+a Java error PyFlink leaves as it is and one its exception handler converts."""
 import os
 
 from pyflink.java_gateway import get_gateway
 from pyflink.table import DataTypes, EnvironmentSettings, TableEnvironment
+from pyflink.table.catalog import ObjectPath
 from pyflink.table.expressions import col
 from pyflink.table.udf import udf, udtf
 
@@ -48,9 +49,14 @@ def main():
         print("create-function", [tuple(r) for r in rows])
     try:
         t_env.execute_sql("SELECT * FROM no_such_table")
-    except Exception as exc:  # PyFlink's handler: a ValidationException of pyflink's own
+    except Exception as exc:  # a ValidationException: PyFlink's handler leaves it
         print("error", type(exc).__name__,
               "no_such_table" in str(exc))
+    catalog = t_env.get_catalog(t_env.get_current_catalog())
+    try:
+        catalog.get_table(ObjectPath("default_database", "no_such_table"))
+    except Exception as exc:  # converted by install_exception_handler's hook
+        print("converted", type(exc).__module__, type(exc).__name__)
     pid = get_gateway().jvm.java.lang.ProcessHandle.current().pid()
     print("jvm-in-this-process", pid == os.getpid())
 
