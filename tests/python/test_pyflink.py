@@ -62,6 +62,9 @@ def _leftovers(marker: str) -> list[str]:
             continue
         if marker.encode() in environ:
             found.append(cmdline.replace(b"\0", b" ").decode(errors="replace"))
+    # py4jni's class-data-sharing archive writer (py4jni/_cds.py) is detached on purpose:
+    # the first start on a machine spawns it and it ends on its own
+    found = [c for c in found if "_cds.py create" not in c and "CdsWarmup" not in c]
     return found
 
 
