@@ -34,13 +34,13 @@ Python proxies that Java calls directly in-process.
 
 A cluster type other than ``local`` in ``$SUBMIT_ARGS`` (``remote``, ``yarn``: the
 launcher runs ``bin/flink run``) is not embedded: PyFlink's own launcher starts it and
-the gateway connects in socket mode, which one line on stderr says.
+the gateway connects in socket mode (py4jni._switch's launcher rule, which says so in one
+line on stderr).
 """
 from __future__ import annotations
 
 import os
 import shlex
-import sys
 from typing import Any
 
 from .. import java_gateway
@@ -153,9 +153,9 @@ def _launch_gateway() -> Any:
             return ADAPTER.gateway
         try:
             launch = gateway_launch()
-        except NotLocal as exc:
-            print(f"py4jni: PyFlink's cluster type {exc} is launched by Flink's own "
-                  "launcher; connecting to it in socket mode", file=sys.stderr, flush=True)
+        except NotLocal:
+            # Flink's own launcher starts it; the gateway PyFlink then makes by port is
+            # the switch's launcher rule: socket mode, said in one line
             return ADAPTER.stock_launch()
         gateway = ADAPTER.embed(launch, java_gateway.JavaGateway, auto_convert=True)
         view: Any = gateway  # PyFlink's attributes, not the class's
