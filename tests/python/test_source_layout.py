@@ -91,3 +91,17 @@ def test_importing_the_py4j_modules_and_the_switch_loads_no_adapter():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=60)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_public_adapter_names_are_the_adapter_modules():
+    # py4jni.pyspark / py4jni.pyflink: one module, two names (monkeypatching either works)
+    import py4jni.frameworks.pyflink
+    import py4jni.frameworks.pyspark
+    import py4jni.pyflink
+    import py4jni.pyspark
+    from py4jni import frameworks
+    assert py4jni.pyspark is py4jni.frameworks.pyspark
+    assert py4jni.pyflink is py4jni.frameworks.pyflink
+    assert frameworks.adapter_module("pyspark") is py4jni.pyspark
+    assert frameworks.adapter_module("pyflink") is py4jni.pyflink
+    assert frameworks.adapter_module("numpy") is None
