@@ -6,6 +6,8 @@
 #   perf/run.sh [--quick] [--scenarios ...] [--backends ...] [--out DIR]
 #   perf/run.sh --spark [--quick] [--rounds N] [--cold-reps N] [--out DIR]
 #       (optional group, not in the default run: stock PySpark vs PySpark on py4jni)
+#   perf/run.sh --flink [--quick] [--rounds N] [--cold-reps N] [--out DIR]
+#       (optional group: stock PyFlink vs PyFlink on py4jni, in .venv-pyflink)
 #
 # Environment: PYTHON (interpreter that creates the venv, default python3), P4J_VENV
 # (venv path, default <repo>/.venv), P4J_SKIP_INSTALL=1 (measure py4jni as installed,
@@ -86,6 +88,25 @@ else
 fi
 
 export P4J_PERF_LAUNCHER="bash perf/run.sh"  # the command line the report shows
+if [ "${1:-}" = "--flink" ]; then
+  # Optional group: stock PyFlink against PyFlink on py4jni in-process (perf/flink_bench.py).
+  # PyFlink pins py4j 0.10.9.7: it gets a venv of its own (the one tests/setup_env.sh
+  # makes), made with the same Python so that the py4jni installed above imports there
+  # (only that package is put on its path).
+  shift
+  FLINK_VENV="${P4J_PYFLINK_VENV_DIR:-$ROOT/.venv-pyflink}"
+  [ -x "$FLINK_VENV/bin/python" ] || "$PYTHON" -m venv "$FLINK_VENV"
+  say "installing PyFlink into $FLINK_VENV (tests/requirements-pyflink.txt; ~850 MB the first time)"
+  "$FLINK_VENV/bin/pip" install --quiet --disable-pip-version-check -r "$ROOT/tests/requirements-pyflink.txt" \
+    >"$LOG_DIR/pip-pyflink.log" 2>&1 || { tail -n 15 "$LOG_DIR/pip-pyflink.log" >&2; exit 1; }
+  pkg=$("$PY" -c 'import os, py4jni; print(os.path.dirname(py4jni.__file__))') \
+    || { say "py4jni is not installed in $VENV: nothing to compare"; exit 1; }
+  mkdir -p "$LOG_DIR/flink-path"
+  ln -sfn "$pkg" "$LOG_DIR/flink-path/py4jni"
+  export PYTHONPATH="$LOG_DIR/flink-path"
+  export P4J_PERF_LAUNCHER="bash perf/run.sh --flink"
+  exec "$PY" "$HERE/flink_bench.py" --python "$FLINK_VENV/bin/python" "$@"
+fi
 if [ "${1:-}" = "--spark" ]; then
   # Optional group: stock PySpark against PySpark on py4jni in-process (perf/spark_bench.py).
   shift

@@ -57,7 +57,7 @@ env LD_PRELOAD="$libasan" PYTHONMALLOC=malloc P4J_EXIT_STRESS_RUNS="${P4J_EXIT_S
     --deselect "tests/python/test_callbacks.py::test_reentrancy_on_java_thread" \
     --deselect "tests/python/test_callbacks.py::test_reentrancy_1000_levels_with_bigger_stack" \
     --ignore "tests/python/test_perf_harness.py" \
-    --ignore "tests/python/test_pyspark.py" \
+    --ignore "tests/python/test_pyspark.py" --ignore "tests/python/test_pyflink.py" \
     "$@" || status=1
 if compgen -G "$reports/*" >/dev/null; then
   echo "run_sanitizers.sh: sanitizer reports:" >&2

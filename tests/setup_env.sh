@@ -5,7 +5,8 @@
 #     python3-venv and python3-dev (Python.h for the extension), git (the layout test reads
 #     the repository's index: tests/check_comment_paths.py), make (the release wheels'
 #     libffi build: python-binding/build_wheels.sh)
-#   - .venv at the repository root with tests/requirements.txt (and tests/requirements-pyspark.txt)
+#   - .venv at the repository root with tests/requirements.txt (and tests/requirements-pyspark.txt),
+#     .venv-pyflink with tests/requirements-pyflink.txt
 #   - a CMake build in build/ (C library, helper jar, extension, test fixtures)
 # Source it or run it; afterwards build/python holds the importable py4jni package.
 # In the repository's own .venv it writes py4jni-build.pth, naming build/python, so that
@@ -68,6 +69,25 @@ if [ -z "${P4J_NO_PYSPARK:-}" ]; then
         -r "$P4J_ROOT/tests/requirements-pyspark.txt" || exit 1
     echo "$want" > "$VENV/.requirements-pyspark.sha"
   fi
+fi
+
+# PyFlink (tests/python/test_pyflink.py, perf/run.sh --flink) in a venv of its own, made
+# with the same Python (its programs import this build's extension): apache-flink pins
+# py4j 0.10.9.7, the main venv's tests compare with py4j 0.10.9.9. ~850 MB, ~1 min;
+# P4J_NO_PYFLINK=1 skips it. P4J_PYFLINK_VENV_DIR: where (default .venv-pyflink).
+PYFLINK_VENV="${P4J_PYFLINK_VENV_DIR:-$P4J_ROOT/.venv-pyflink}"
+if [ -z "${P4J_NO_PYFLINK:-}" ]; then
+  want=$(sha256sum "$P4J_ROOT/tests/requirements-pyflink.txt" | cut -d' ' -f1)
+  if [ "$(cat "$PYFLINK_VENV/.requirements-pyflink.sha" 2>/dev/null)" != "$want" ]; then
+    if [ ! -x "$PYFLINK_VENV/bin/python" ]; then
+      p4j_step "setup: creating $PYFLINK_VENV" "$PY" -m venv "$PYFLINK_VENV" || exit 1
+    fi
+    p4j_step "setup: PyFlink (tests/requirements-pyflink.txt; ~850 MB, first time: a minute or more)" \
+      "$PYFLINK_VENV/bin/pip" install --disable-pip-version-check \
+        -r "$P4J_ROOT/tests/requirements-pyflink.txt" || exit 1
+    echo "$want" > "$PYFLINK_VENV/.requirements-pyflink.sha"
+  fi
+  export P4J_PYFLINK_PYTHON="$PYFLINK_VENV/bin/python"
 fi
 
 BUILD="${P4J_BUILD_DIR:-$P4J_ROOT/build}"

@@ -1,5 +1,5 @@
 """``python -m py4jni run [--inproc|--socket] [--classpath CP] [--entry-point CLASS]
-script.py args...``: runs a program written for py4j on py4jni (see py4jni._switch)."""
+script.py args...``: runs a program written for py4j on py4jni (see py4jni._switch and py4jni._run)."""
 from __future__ import annotations
 
 import sys
@@ -10,7 +10,7 @@ def main(argv: list[str]) -> int:
     if not argv or argv[0] != "run":
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    from ._switch import run
+    from ._run import run
     return run(argv[1:])
 
 

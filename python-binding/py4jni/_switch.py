@@ -1,18 +1,19 @@
 """py4j -> py4jni: the switch that runs a program written for py4j on py4jni.
 
 ``python -m py4jni run [--inproc|--socket] [--classpath CP] [--entry-point CLASS]
-script.py args...`` (see ``py4jni.__main__``), or ``PY4JNI_AS_PY4J=1`` in the
+script.py args...`` (see ``py4jni.__main__``; the entry points are py4jni/_run.py), or ``PY4JNI_AS_PY4J=1`` in the
 environment of any Python program (read by the ``py4jni-as-py4j.pth`` hook installed
 with the package), makes every ``import py4j`` / ``py4j.<module>`` resolve to the
 same-named py4jni module. ``PY4JNI_MODE`` (``inproc``, the default, or ``socket``)
 decides what the program's ``JavaGateway()`` / ``ClientServer()`` becomes: in-process,
 the embedded JVM with ``PY4JNI_CLASSPATH`` and the entry point class
 ``PY4JNI_ENTRY_POINT`` (its parameters' ports are then not used); in socket mode,
-py4j's own behaviour (a GatewayServer must be listening). In in-process mode, importing
-``pyspark`` calls ``py4jni.pyspark.enable()`` once the package is loaded (Spark's
-driver JVM is then embedded; see py4jni.pyspark); other imports pay one string
-comparison. In socket mode PySpark keeps its launcher (spark-submit), and the
-``ClientServer`` it makes is py4jni's pinned-thread socket client.
+py4j's own behaviour (a GatewayServer must be listening). ``mode_for`` holds the
+launcher rule for a program that starts a JVM of its own. This module knows no
+framework: the entry points also install py4jni.frameworks' import hooks, by which
+importing ``pyspark`` or ``pyflink`` in in-process mode embeds that framework's JVM.
+In socket mode frameworks keep their launchers, and the gateways they make are
+py4jni's socket clients.
 """
 from __future__ import annotations
 
@@ -21,11 +22,11 @@ import importlib.abc
 import importlib.util
 import os
 import sys
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 ENV_SWITCH = "PY4JNI_AS_PY4J"
-_ACTIVE = False  # the switch: the alias, gateway settings, pyspark hook
-_ALIASED = False  # the import alias alone (py4jni.pyspark.enable() sets it too)
+_ACTIVE = False  # the switch: the alias and the gateway settings
+_ALIASED = False  # the import alias alone (framework adapters set it too)
 
 
 class Settings(NamedTuple):
@@ -58,51 +59,13 @@ class _Alias(importlib.abc.Loader):
         pass  # already executed under its py4jni name
 
 
-class _ThenEnablePySpark:
-    """Loads the ``pyspark`` package with its own loader, then calls
-    ``py4jni.pyspark.enable()`` (other loader attributes are the loader's)."""
-
-    def __init__(self, loader: Any) -> None:
-        self._loader = loader
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._loader, name)
-
-    def create_module(self, spec: Any) -> Any:
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module: Any) -> None:
-        self._loader.exec_module(module)
-        from .pyspark import enable
-        enable()
-
-
-def _pyspark_spec(finder: Any, path: Any, target: Any) -> Any:
-    """The spec the other finders give ``pyspark``, its loader wrapped so that the
-    switch in in-process mode enables py4jni.pyspark; None (the import proceeds as
-    usual) otherwise."""
-    switch = settings()
-    if switch is None or switch.mode != "inproc":
-        return None
-    for other in sys.meta_path:
-        find = getattr(other, "find_spec", None)
-        if other is finder or find is None:
-            continue
-        spec = find("pyspark", path, target)
-        if spec is not None:
-            if spec.loader is not None and hasattr(spec.loader, "exec_module"):
-                spec.loader = _ThenEnablePySpark(spec.loader)
-            return spec
-    return None
-
-
 class _Finder(importlib.abc.MetaPathFinder):
     """Answers ``py4j`` and ``py4j.*`` imports with py4jni's modules (before any
-    installed py4j); under the switch, hooks ``pyspark``'s import."""
+    installed py4j)."""
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         if fullname != "py4j" and not fullname.startswith("py4j."):
-            return _pyspark_spec(self, path, target) if fullname == "pyspark" else None
+            return None
         real = "py4jni" + fullname[len("py4j"):]
         if importlib.util.find_spec(real) is None:
             return None  # e.g. py4j.tests: no py4jni counterpart
@@ -125,8 +88,9 @@ def alias() -> None:
 
 
 def install() -> None:
-    """Installs the switch in this process (idempotent): the import alias, the
-    settings gateways read, and the pyspark hook."""
+    """Installs the switch's py4j part in this process (idempotent): the import alias
+    and the settings gateways read. The entry points (py4jni/_run.py) add the framework
+    adapters' import hooks."""
     global _ACTIVE
     if _ACTIVE:
         return
@@ -134,42 +98,36 @@ def install() -> None:
     alias()
 
 
-def install_from_env() -> None:
-    """Called by the .pth hook at interpreter start when PY4JNI_AS_PY4J=1."""
+def _listening(address: str, port: int) -> bool:
+    """True when something accepts a TCP connection on (address, port) within 0.5 s."""
+    import socket
     try:
-        install()
-    except Exception as exc:  # noqa: BLE001 - never break interpreter start-up
-        print(f"py4jni: PY4JNI_AS_PY4J=1 but the switch failed: {exc}", file=sys.stderr)
+        with socket.create_connection((address, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
 
 
-def run(argv: Sequence[str]) -> int:
-    """``python -m py4jni run``: parses the options, sets the environment (children
-    inherit it) and runs the script as ``__main__`` with the switch installed."""
-    import argparse
-    import runpy
-    parser = argparse.ArgumentParser(
-        prog="python -m py4jni run",
-        description="Run a program written for py4j on py4jni (py4j imports resolve to "
-                    "py4jni).")
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--inproc", dest="mode", action="store_const", const="inproc",
-                      help="embed the JVM in this process (default)")
-    mode.add_argument("--socket", dest="mode", action="store_const", const="socket",
-                      help="talk to a py4j GatewayServer, as py4j does")
-    parser.add_argument("--classpath", help="classpath of the embedded JVM")
-    parser.add_argument("--entry-point", help="class whose no-argument instance is the "
-                        "gateway's entry_point (in-process)")
-    parser.add_argument("script", help="the Python program")
-    parser.add_argument("args", nargs=argparse.REMAINDER, help="the program's arguments")
-    opts = parser.parse_args(argv)
-    os.environ[ENV_SWITCH] = "1"
-    os.environ["PY4JNI_MODE"] = opts.mode or os.environ.get("PY4JNI_MODE") or "inproc"
-    if opts.classpath:
-        os.environ["PY4JNI_CLASSPATH"] = opts.classpath
-    if opts.entry_point:
-        os.environ["PY4JNI_ENTRY_POINT"] = opts.entry_point
-    install()
-    sys.argv = [opts.script, *opts.args]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(opts.script)))
-    runpy.run_path(opts.script, run_name="__main__")
-    return 0
+def mode_for(parameters: Any) -> str | None:
+    """The switch's mode for a gateway the program constructs with ``parameters``
+    (GatewayParameters / JavaParameters, or None), or None when the switch is off.
+
+    The launcher rule: in in-process mode, a gateway given the port of a py4j server
+    that is listening (a JVM the program, or a framework without an adapter, started
+    itself) connects to it in socket mode, and one line on stderr says so; otherwise the
+    gateway is the embedded JVM. Launches the switch understands are taken over before
+    a gateway is made: py4j's ``launch_gateway`` (its command line is py4j's own) and
+    the frameworks of py4jni.frameworks."""
+    switch = settings()
+    if switch is None:
+        return None
+    if switch.mode != "inproc" or parameters is None:
+        return switch.mode
+    address = getattr(parameters, "address", None) or "127.0.0.1"
+    port = getattr(parameters, "port", None)
+    if not isinstance(port, int) or port <= 0 or not _listening(address, port):
+        return switch.mode
+    print(f"py4jni: a py4j server this program started listens on {address}:{port}; "
+          "connecting to it in socket mode instead of embedding a second JVM",
+          file=sys.stderr, flush=True)
+    return "socket"

@@ -374,7 +374,8 @@ class ClientServer(JavaGateway):
                  python_parameters: PythonParameters | None = None,
                  python_server_entry_point: Any = None, **inproc_options: Any) -> None:
         switch = _switch.settings()
-        mode = inproc_options.pop("mode", None) or (switch.mode if switch else None)
+        mode = inproc_options.pop("mode", None) or \
+            (_switch.mode_for(java_parameters) if switch else None)  # the launcher rule
         if mode is None:
             mode = "socket" if _asks_for_socket(java_parameters, python_parameters) else "inproc"
         self.java_parameters = java_parameters or JavaParameters()

@@ -679,8 +679,8 @@ def _choose_transport(mode: str | None, gateway_parameters: Any, gateway_client:
     switch = _switch.settings() if _switch is not None else None
     if mode is None and isinstance(gateway_client, _py4jni.Client):
         mode = gateway_client.kind
-    if mode is None and switch is not None:
-        mode = switch.mode
+    if mode is None and _switch is not None and switch is not None:
+        mode = _switch.mode_for(gateway_parameters)  # the launcher rule
     if mode is None:
         mode = "socket" if gateway_parameters is not None else "inproc"
     if mode not in ("inproc", "socket"):

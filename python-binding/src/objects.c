@@ -812,6 +812,17 @@ static PyObject *jclass_get_class(PyObject *self, void *closure)
     p4j_error err = {0};
     if (p4j_check_open(o->client) < 0)
         return NULL;
+    if (!(o->client->c->ops->caps & P4J_CAP_CLASS_ARG)) {
+        /* socket: py4j's server names a class by its fqn, not by an object id; its
+         * java.lang.Class is Class.forName(fqn) run there */
+        PyObject *jlc = PyObject_CallMethod((PyObject *)o->client, "resolve", "Os", Py_None,
+                                            "java.lang.Class");
+        if (!jlc)
+            return NULL;
+        PyObject *res = PyObject_CallMethod(jlc, "forName", "O", o->fqn);
+        Py_DECREF(jlc);
+        return res;
+    }
     if (o->client->c->ops->dup(o->client->c, &o->ref, &copy, &err) != P4J_OK)
         return p4j_raise(o->client, &err, NULL);
     copy.cls = NULL; /* as an object its class is java.lang.Class */

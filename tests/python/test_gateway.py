@@ -212,3 +212,13 @@ def test_transport_capabilities_drive_the_binding(gateway):
     # an object id names the object through the transport's own spelling
     sb = gateway.jvm.java.lang.StringBuilder()
     assert sb._target_id.startswith("o")
+
+
+def test_java_lang_class_is_a_class_object_usable_as_an_argument(gateway):
+    # PyFlink's typeinfo: getClass().isAssignableFrom(JavaClass._java_lang_class); in
+    # socket mode py4j's server names classes by fqn, so the Class object is asked for
+    jlc = gateway.jvm.java.util.ArrayList._java_lang_class
+    assert jlc.getName() == "java.util.ArrayList"
+    assert gateway.jvm.java.util.List._java_lang_class.isAssignableFrom(jlc)
+    assert not jlc.isAssignableFrom(gateway.jvm.java.util.List._java_lang_class)
+    assert gateway.jvm.java.util.ArrayList().getClass().equals(jlc)

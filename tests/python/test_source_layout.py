@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,3 +50,58 @@ def test_comment_path_check_flags_a_missing_file(tmp_path, capfd):
 
 def test_comment_paths_of_this_repository_exist():
     assert _checker().main(ROOT) == 0
+
+
+FRAMEWORK_MODULES = {"frameworks", "pyspark", "pyflink", "_run"}
+
+
+def _package_imports(path: Path) -> set[str]:
+    """The py4jni modules (first component below py4jni) a module imports, at any depth."""
+    import ast
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            mod = node.module or ""
+            if node.level == 1 and mod:
+                found.add(mod.split(".")[0])
+            elif node.level == 1:
+                found.update(alias.name.split(".")[0] for alias in node.names)
+            elif mod.startswith("py4jni."):
+                found.add(mod.split(".")[1])
+        elif isinstance(node, ast.Import):
+            found.update(a.name.split(".")[1] for a in node.names
+                         if a.name.startswith("py4jni."))
+    return found
+
+
+def test_the_py4j_layer_imports_no_framework():
+    # py4jni/frameworks/ (and its public names py4jni.pyspark / py4jni.pyflink, and the
+    # switch's entry points py4jni/_run.py) sit above the py4j-compatible modules
+    package = ROOT / "python-binding/py4jni"
+    for path in sorted(package.glob("*.py")):
+        if path.stem in FRAMEWORK_MODULES or path.stem == "__main__":
+            continue
+        assert not _package_imports(path) & FRAMEWORK_MODULES, path.name
+
+
+def test_importing_the_py4j_modules_and_the_switch_loads_no_adapter():
+    code = ("import sys, py4jni, py4jni.clientserver, py4jni.java_gateway, py4jni._switch\n"
+            "print(sorted(m for m in sys.modules if m.startswith('py4jni.frameworks') or "
+            "m in ('py4jni.pyspark', 'py4jni.pyflink', 'py4jni._run')))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_public_adapter_names_are_the_adapter_modules():
+    # py4jni.pyspark / py4jni.pyflink: one module, two names (monkeypatching either works)
+    import py4jni.frameworks.pyflink
+    import py4jni.frameworks.pyspark
+    import py4jni.pyflink
+    import py4jni.pyspark
+    from py4jni import frameworks
+    assert py4jni.pyspark is py4jni.frameworks.pyspark
+    assert py4jni.pyflink is py4jni.frameworks.pyflink
+    assert frameworks.adapter_module("pyspark") is py4jni.pyspark
+    assert frameworks.adapter_module("pyflink") is py4jni.pyflink
+    assert frameworks.adapter_module("numpy") is None
