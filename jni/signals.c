@@ -1,16 +1,19 @@
 /* jni/signals.c - Ctrl-C into the main thread's Java call; Java's shutdown hooks on a
  * SIGINT/SIGTERM/SIGHUP left at its default action (see jvm_signals.h).
  *
- * The main thread's call window is one atomic word, `call_state`:
+ * The main thread's call window is one atomic word, `window`: a sequence number (one
+ * more for each window the main thread opens) and a state in the low two bits:
  *   IDLE  not in an interruptible Java call        (main thread sets it)
  *   IN    in one                                    (main thread sets it)
  *   BUSY  an interrupt of the thread is being sent  (the sender sets it, from IN or HIT)
  *   HIT   in one, and interrupted at least once     (the sender sets it, from BUSY)
  * Only the main thread leaves IN/HIT for IDLE, and only once no sender is BUSY, so no
- * interrupt lands outside the call it was meant for. A SIGINT sets p4j_signals_owed in
- * the handler (seq_cst) before the helper looks at call_state, and the main thread
- * stores IN before it reads p4j_signals_owed: either the helper sees the call or the
- * main thread sees the SIGINT (and interrupts itself).
+ * interrupt lands outside its window. The SIGINT handler passes the word it saw to the
+ * helper, which interrupts only that same window (a later call of the main thread,
+ * started after Python's handler ran, is not hit by a slow helper). A SIGINT sets
+ * p4j_signals_owed (seq_cst) before it reads the word, and the main thread stores IN
+ * before it reads p4j_signals_owed: either the handler sees the window or the main
+ * thread sees the SIGINT (and interrupts its call itself).
  */
 #include "jvm_signals.h"
 
@@ -26,13 +29,18 @@
 #include "jvm.h"
 
 enum { IDLE = 0, IN = 1, BUSY = 2, HIT = 3 };
+#define STATE(w) ((w) & 3u)
+#define SEQ(w) ((w) & ~3u)
 
-/* The pipe's bytes: a SIGINT to forward as an interrupt, or a signal number + SHUTDOWN. */
-#define NOTE_INTERRUPT 0
-#define NOTE_SHUTDOWN 0x80
+/* What the handler tells the helper (one atomic pipe write): a SIGINT to forward as an
+ * interrupt of `window` (the word it saw), or a default-action signal's shutdown. */
+typedef struct note {
+    int shutdown; /* 0: interrupt; else the signal to shut down for */
+    unsigned window;
+} note_t;
 
 int p4j_signals_owed;
-static int call_state;
+static unsigned window;
 static int active;           /* install succeeded */
 static pid_t owner_pid;      /* the process that installed: a fork() child only chains */
 static int note_fd = -1;     /* write end of the helper's pipe (non-blocking) */
@@ -77,11 +85,12 @@ static void call_before(const struct sigaction *sa, int sig, siginfo_t *info, vo
         sa->sa_handler(sig);
 }
 
-static void note(unsigned char b)
+static void note(int shutdown, unsigned w)
 {
+    note_t n = {.shutdown = shutdown, .window = w};
     ssize_t r;
     do
-        r = write(note_fd, &b, 1); /* a full pipe drops the note: the helper is behind */
+        r = write(note_fd, &n, sizeof n); /* a full pipe drops it: the helper is behind */
     while (r < 0 && errno == EINTR);
 }
 
@@ -104,12 +113,12 @@ static void on_signal(int sig, siginfo_t *info, void *ctx)
                 call_before(sa, sig, info, ctx);
             }
         } else if (dfl) {
-            note((unsigned char)(NOTE_SHUTDOWN | sig));
+            note(sig, 0);
         } else {
             call_before(sa, sig, info, ctx);
             if (sig == SIGINT) {
                 __atomic_store_n(&p4j_signals_owed, 1, __ATOMIC_SEQ_CST);
-                note(NOTE_INTERRUPT);
+                note(0, __atomic_load_n(&window, __ATOMIC_SEQ_CST));
             }
         }
     }
@@ -157,21 +166,22 @@ void p4j_signals_rearm(int sig)
 
 bool p4j_signals_active(void) { return __atomic_load_n(&active, __ATOMIC_ACQUIRE) != 0; }
 
-/* Interrupts the main thread's Java call if it is in one (IN or HIT): any thread. */
-static void interrupt_main(JNIEnv *env)
+/* Interrupts the main thread's Java call if window `seen` is still open (IN or HIT) and
+ * no other sender is at it: any thread. */
+static void interrupt_main(JNIEnv *env, unsigned seen)
 {
-    int s = __atomic_load_n(&call_state, __ATOMIC_SEQ_CST);
+    unsigned w = __atomic_load_n(&window, __ATOMIC_SEQ_CST);
     for (;;) {
-        if (s != IN && s != HIT)
-            return;
-        if (__atomic_compare_exchange_n(&call_state, &s, BUSY, false, __ATOMIC_SEQ_CST,
+        if (SEQ(w) != SEQ(seen) || (STATE(w) != IN && STATE(w) != HIT))
+            return; /* closed since, or a sender is interrupting it now */
+        if (__atomic_compare_exchange_n(&window, &w, SEQ(w) | BUSY, false, __ATOMIC_SEQ_CST,
                                         __ATOMIC_SEQ_CST))
             break;
     }
     (*env)->CallVoidMethod(env, main_thread, thread_interrupt);
     (*env)->ExceptionCheck(env); /* -Xcheck:jni: checked before the clear */
     (*env)->ExceptionClear(env);
-    __atomic_store_n(&call_state, HIT, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&window, SEQ(w) | HIT, __ATOMIC_SEQ_CST);
 }
 
 /* Ends the process by `sig` with its default action (after Java's shutdown hooks). */
@@ -195,23 +205,22 @@ static void *helper_main(void *unused)
 {
     (void)unused;
     for (;;) {
-        unsigned char b;
-        ssize_t r = read(wait_fd, &b, 1);
+        note_t n;
+        ssize_t r = read(wait_fd, &n, sizeof n); /* whole notes: writes of one are atomic */
         if (r < 0 && errno == EINTR)
             continue;
-        if (r <= 0)
+        if (r != (ssize_t)sizeof n)
             return NULL;
+        if (n.shutdown) {
+            if (p4j_jvm_shutdown_for_signal())
+                die_by(n.shutdown);
+            continue; /* an exit is under way: it decides how the process ends */
+        }
         p4j_error err = {0};
         JNIEnv *env = p4j_jvm_env(&err);
         p4j_error_clear(NULL, &err);
-        if (b & NOTE_SHUTDOWN) {
-            int sig = b & ~NOTE_SHUTDOWN;
-            if (p4j_jvm_shutdown_for_signal())
-                die_by(sig);
-            continue; /* an exit is under way: it decides how the process ends */
-        }
         if (env && __atomic_load_n(&main_thread, __ATOMIC_ACQUIRE))
-            interrupt_main(env);
+            interrupt_main(env, n.window);
     }
 }
 
@@ -314,34 +323,35 @@ static void open_window(void)
 {
     if (!main_thread_known())
         return;
-    __atomic_store_n(&call_state, IN, __ATOMIC_SEQ_CST);
+    unsigned w = SEQ(__atomic_load_n(&window, __ATOMIC_RELAXED) + 4u) | IN;
+    __atomic_store_n(&window, w, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&p4j_signals_owed, __ATOMIC_SEQ_CST)) {
         /* a SIGINT since the binding ran the Python handlers: its handler is pending and
-         * the helper may have found no call to interrupt */
+         * the signal may have come before this window opened */
         __atomic_store_n(&p4j_signals_owed, 0, __ATOMIC_SEQ_CST);
         JNIEnv *env = p4j_jvm_env_attached();
         if (env)
-            interrupt_main(env);
+            interrupt_main(env, w);
     }
 }
 
 /* The main thread stops being interruptible; clears an interrupt that was delivered. */
 static void close_window(void)
 {
-    int s = __atomic_load_n(&call_state, __ATOMIC_SEQ_CST);
+    unsigned w = __atomic_load_n(&window, __ATOMIC_SEQ_CST);
     for (;;) {
-        if (s == IDLE)
+        if (STATE(w) == IDLE)
             return;
-        if (s == BUSY) { /* a sender is in Thread.interrupt(): wait for it */
+        if (STATE(w) == BUSY) { /* a sender is in Thread.interrupt(): wait for it */
             sched_yield();
-            s = __atomic_load_n(&call_state, __ATOMIC_SEQ_CST);
+            w = __atomic_load_n(&window, __ATOMIC_SEQ_CST);
             continue;
         }
-        if (__atomic_compare_exchange_n(&call_state, &s, IDLE, false, __ATOMIC_SEQ_CST,
+        if (__atomic_compare_exchange_n(&window, &w, SEQ(w) | IDLE, false, __ATOMIC_SEQ_CST,
                                         __ATOMIC_SEQ_CST))
             break;
     }
-    if (s == HIT) { /* Thread.interrupted(): the status Java did not consume */
+    if (STATE(w) == HIT) { /* Thread.interrupted(): the status Java did not consume */
         JNIEnv *env = p4j_jvm_env_attached();
         if (env) {
             (*env)->CallStaticBooleanMethod(env, thread_cls, thread_interrupted);

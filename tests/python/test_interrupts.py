@@ -1,0 +1,292 @@
+"""Signals and the in-process JVM: Ctrl-C (SIGINT) interrupts the main thread's Java
+call and raises KeyboardInterrupt promptly; SIGTERM/SIGHUP left at their default action
+run Java's shutdown hooks, then end the process by the signal (jni/include/jvm_signals.h).
+
+Every case runs in a child process of its own (a process holds one JVM and this pytest
+process has one; signals are process-wide). Children that rely on SIGINT reset it to
+Python's default_int_handler first: Python keeps SIGINT ignored when its parent ignored
+it (a test run started in the background). Timings are bounds far from the waits
+involved (a 60 s sleep interrupted in under 10 s), never fine measurements.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import fixtures_jar
+
+pytestmark = pytest.mark.inproc_only("signals reach the JVM embedded in this process")
+
+PRELUDE = (
+    "import os, signal, sys, time\n"
+    "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+    "from py4jni import JavaGateway, Py4JJavaError\n"
+)
+GATEWAY = "gw = JavaGateway(classpath=os.environ['P4J_FIXTURES_JAR']{opts})\n" \
+          "Waits = gw.jvm.org.py4jni.fixtures.Waits\n"
+
+
+def child(body: str, *, opts: str = "", before: str = "", env: dict | None = None,
+          sig: int = signal.SIGINT, delay: float = 0.5, timeout: float = 90):
+    """Runs PRELUDE + before + the gateway + body in a child; once it prints 'ready',
+    sends `sig` after `delay` s (None: no signal). Returns (stdout, stderr, returncode)."""
+    code = PRELUDE + before + GATEWAY.format(opts=opts) + body
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, P4J_FIXTURES_JAR=fixtures_jar(),
+                                     **(env or {})))
+    first = proc.stdout.readline()
+    if first.strip() == "ready" and sig is not None:
+        time.sleep(delay)
+        proc.send_signal(sig)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+    return first + out, err, proc.returncode
+
+
+def fields(out: str, tag: str) -> list[str]:
+    """The words after `tag` on the output line starting with it."""
+    for line in out.splitlines():
+        if line.startswith(tag + " "):
+            return line.split()[1:]
+    raise AssertionError(f"no {tag!r} line in:\n{out}")
+
+
+# What a child prints after its interrupted call: how long the call took, what it
+# raised, then the thread's interrupt status and a normal 200 ms sleep afterwards.
+REPORT = (
+    "def report(what, t0):\n"
+    "    print('took', round(time.monotonic() - t0, 2), what, flush=True)\n"
+    "    print('after', Waits.interruptStatus(), Waits.sleepRecording(200), flush=True)\n"
+    "print('ready', flush=True)\n"
+    "t0 = time.monotonic()\n"
+)
+
+
+@pytest.mark.parametrize("call", ["gw.jvm.java.lang.Thread.sleep(60000)",
+                                  "Waits.waitForever()"])
+def test_sigint_during_a_java_wait_raises_keyboard_interrupt_promptly(call):
+    out, err, rc = child(REPORT +
+                         "try:\n"
+                         f"    {call}\n"
+                         "    report('returned', t0)\n"
+                         "except KeyboardInterrupt:\n"
+                         "    report('KeyboardInterrupt', t0)\n")
+    took, what = fields(out, "took")
+    assert what == "KeyboardInterrupt", out + err
+    assert 0.3 < float(took) < 10, out  # the wait was 60 s (or endless)
+    # the interrupt was consumed by the wait, and none is left for the next call
+    assert fields(out, "after") == ["False", "slept"], out + err
+    assert rc == 0, err
+
+
+def test_a_java_call_that_swallows_the_interrupt_runs_on_then_keyboard_interrupt():
+    # Java catches InterruptedException and sleeps on: the call runs to its end (3 s),
+    # then Python's handler runs and raises; the call's result is lost with it
+    out, err, rc = child(REPORT +
+                         "try:\n"
+                         "    n = Waits.sleepSwallowing(3000)\n"
+                         "    report(f'returned-{n}', t0)\n"
+                         "except KeyboardInterrupt:\n"
+                         "    report('KeyboardInterrupt', t0)\n"
+                         "print('swallowed', Waits.swallowed)\n")
+    took, what = fields(out, "took")
+    assert what == "KeyboardInterrupt", out + err
+    assert 2.5 < float(took) < 30, out
+    assert fields(out, "swallowed") == ["1"], out + err  # the interrupt reached Java
+    assert fields(out, "after") == ["False", "slept"], out + err
+    assert rc == 0, err
+
+
+@pytest.mark.parametrize("how", ["keyword", "environment"])
+def test_opted_out_gateway_is_not_interrupted(how):
+    # interrupt_java=False: the Java call is left alone; KeyboardInterrupt once it returns
+    out, err, rc = child(REPORT +
+                         "try:\n"
+                         "    r = Waits.sleepRecording(3000)\n"
+                         "    report('returned-' + r, t0)\n"
+                         "except KeyboardInterrupt:\n"
+                         "    report('KeyboardInterrupt', t0)\n"
+                         "print('java saw an interrupt:', Waits.lastInterrupted)\n",
+                         opts=", interrupt_java=False" if how == "keyword" else "",
+                         env={"PY4JNI_INTERRUPT_JAVA": "0"} if how == "environment" else None)
+    took, what = fields(out, "took")
+    assert what == "KeyboardInterrupt", out + err
+    assert float(took) > 2.5, out
+    assert "java saw an interrupt: False" in out, out + err
+    assert fields(out, "after") == ["False", "slept"], out + err
+    assert rc == 0, err
+
+
+HANDLER = (
+    "calls = []\n"
+    "def handler(signum, frame):\n"
+    "    calls.append(signum)\n"
+    "    if RAISE:\n"
+    "        raise RuntimeError('from the handler')\n"
+)
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_programs_own_sigint_handler_runs_and_the_java_call_is_interrupted(when):
+    # a handler that returns: the Java call was interrupted, so it fails with Java's
+    # InterruptedException (Py4JJavaError); the handler ran once, promptly
+    install = "signal.signal(signal.SIGINT, handler)\n"
+    out, err, rc = child(("" if when == "before" else install) + REPORT +
+                         "try:\n"
+                         "    gw.jvm.java.lang.Thread.sleep(60000)\n"
+                         "    report('returned', t0)\n"
+                         "except Py4JJavaError as e:\n"
+                         "    report(e.java_exception.getClass().getName(), t0)\n"
+                         "print('handler calls', len(calls))\n",
+                         before="RAISE = False\n" + HANDLER + (install if when == "before" else ""))
+    took, what = fields(out, "took")
+    assert what == "java.lang.InterruptedException", out + err
+    assert float(took) < 10, out
+    assert fields(out, "handler") == ["calls", "1"], out + err
+    assert fields(out, "after") == ["False", "slept"], out + err
+    assert rc == 0, err
+
+
+def test_exception_raised_by_the_programs_handler_replaces_javas():
+    out, err, rc = child("signal.signal(signal.SIGINT, handler)\n" + REPORT +
+                         "try:\n"
+                         "    gw.jvm.java.lang.Thread.sleep(60000)\n"
+                         "    report('returned', t0)\n"
+                         "except RuntimeError as e:\n"
+                         "    report(type(e).__name__ + ':' + str(e).replace(' ', '_'), t0)\n",
+                         before="RAISE = True\n" + HANDLER)
+    took, what = fields(out, "took")
+    assert what == "RuntimeError:from_the_handler", out + err
+    assert float(took) < 10, out
+    assert rc == 0, err
+
+
+def test_ignored_sigint_leaves_the_java_call_alone():
+    out, err, rc = child("signal.signal(signal.SIGINT, signal.SIG_IGN)\n" + REPORT +
+                         "r = Waits.sleepRecording(2000)\n"
+                         "report('returned-' + r, t0)\n")
+    took, what = fields(out, "took")
+    assert what == "returned-slept", out + err
+    assert float(took) >= 1.9, out
+    assert rc == 0, err
+
+
+def test_every_sigint_raises_once_and_never_interrupts_a_later_call():
+    # SIGINTs at random moments of a loop of short Java sleeps and Python work (before,
+    # during and just after calls): each one raises one KeyboardInterrupt, and no call
+    # ever returns interrupted without one (an interrupt landing in the wrong call)
+    n = 15
+    code = (PRELUDE + GATEWAY.format(opts="") +
+            "kis = spurious = calls = 0\n"
+            "print('ready', flush=True)\n"
+            f"while kis < {n}:\n"
+            "    try:\n"
+            "        r = Waits.sleepRecording(2)\n"
+            "        calls += 1\n"
+            "        if r != 'slept':\n"
+            "            spurious += 1\n"
+            "        sum(range(2000))\n"
+            "    except KeyboardInterrupt:\n"
+            "        kis += 1\n"
+            "print('counts', kis, spurious, calls > 50, Waits.interruptStatus(), flush=True)\n"
+            "print('interrupted calls', Waits.interruptedCalls)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, P4J_FIXTURES_JAR=fixtures_jar()))
+    assert proc.stdout.readline().strip() == "ready"
+    import random
+    rnd = random.Random(22)
+    for _ in range(n):
+        time.sleep(rnd.uniform(0.05, 0.15))  # apart enough that no two coalesce
+        proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert fields(out, "counts") == [str(n), "0", "True", "False"], out + err
+    # most SIGINTs came during a sleep (the loop is mostly in Java) and interrupted it
+    assert int(fields(out, "interrupted")[1]) >= 3, out
+    assert proc.returncode == 0, err
+
+
+# ---------------------------------------------------------------- SIGTERM, SIGHUP
+
+EXIT_CHILD = (
+    "import atexit\n"
+    "Waits.hookCreatingFile(os.environ['HOOK_FILE'])\n"
+    "f = gw.jvm.java.io.File(os.environ['DELETE_FILE'])\n"
+    "f.createNewFile()\n"
+    "f.deleteOnExit()\n"
+    "atexit.register(lambda: open(os.environ['ATEXIT_FILE'], 'w').close())\n"
+    "print('ready', flush=True)\n"
+)
+
+
+def exit_child(tmp_path, sig, wait: str, before: str = "", after: str = ""):
+    files = {k: str(tmp_path / k.lower()) for k in ("HOOK_FILE", "DELETE_FILE", "ATEXIT_FILE")}
+    waits = {"java": "gw.jvm.java.lang.Thread.sleep(60000)\n", "python": "time.sleep(60)\n"}
+    out, err, rc = child(after + EXIT_CHILD + waits[wait] + "print('not reached')\n",
+                         before="signal.signal(signal.SIGTERM, signal.SIG_DFL)\n"
+                                "signal.signal(signal.SIGHUP, signal.SIG_DFL)\n" + before,
+                         env=files, sig=sig)
+    return out, err, rc, {k: os.path.exists(v) for k, v in files.items()}
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["TERM", "HUP"])
+@pytest.mark.parametrize("wait", ["java", "python"])
+def test_sigterm_runs_javas_shutdown_hooks_and_ends_by_the_signal(tmp_path, sig, wait):
+    out, err, rc, exists = exit_child(tmp_path, sig, wait)
+    assert rc == -sig, out + err  # ended by the signal itself, as Python's default
+    assert exists["HOOK_FILE"], "Java's shutdown hook did not run:\n" + out + err
+    assert not exists["DELETE_FILE"], "File.deleteOnExit did not run"
+    assert not exists["ATEXIT_FILE"], "Python's atexit ran (a signal skips it, as in Python)"
+    assert "not reached" not in out
+
+
+def test_sigterm_reset_to_default_after_start_still_runs_the_hooks(tmp_path):
+    out, err, rc, exists = exit_child(
+        tmp_path, signal.SIGTERM, "python",
+        after="signal.signal(signal.SIGTERM, lambda s, f: None)\n"
+              "signal.signal(signal.SIGTERM, signal.SIG_DFL)\n")
+    assert rc == -signal.SIGTERM, out + err
+    assert exists["HOOK_FILE"], out + err
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_programs_own_sigterm_handler_wins(tmp_path, when):
+    # the program's handler exits normally: Python's atexit and Java's hooks run at
+    # that exit (py4jni's atexit handler), with the program's status
+    install = "signal.signal(signal.SIGTERM, lambda s, f: sys.exit(7))\n"
+    out, err, rc, exists = exit_child(tmp_path, signal.SIGTERM, "python",
+                                      before=install if when == "before" else "",
+                                      after=install if when == "after" else "")
+    assert rc == 7, out + err
+    assert exists["HOOK_FILE"] and exists["ATEXIT_FILE"], out + err
+    assert not exists["DELETE_FILE"]
+
+
+def test_sigterm_to_a_forked_child_does_not_reach_the_parents_jvm(tmp_path):
+    hook = tmp_path / "hook"
+    out, err, rc = child(
+        "Waits.hookCreatingFile(os.environ['HOOK_FILE'])\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    time.sleep(60)\n"
+        "    os._exit(0)\n"
+        "time.sleep(0.3)\n"
+        "os.kill(pid, signal.SIGTERM)\n"
+        "_, status = os.waitpid(pid, 0)\n"
+        "time.sleep(0.5)\n"
+        "print('child', os.waitstatus_to_exitcode(status), 'hook ran', "
+        "os.path.exists(os.environ['HOOK_FILE']), 'parent', gw.jvm.java.lang.Math.abs(-3))\n",
+        before="signal.signal(signal.SIGTERM, signal.SIG_DFL)\n",
+        env={"HOOK_FILE": str(hook)}, sig=None)
+    assert fields(out, "child") == [str(-signal.SIGTERM), "hook", "ran", "False",
+                                    "parent", "3"], out + err
+    assert rc == 0 and hook.exists(), err  # the parent's hooks ran at its own exit
