@@ -290,3 +290,110 @@ def test_sigterm_to_a_forked_child_does_not_reach_the_parents_jvm(tmp_path):
     assert fields(out, "child") == [str(-signal.SIGTERM), "hook", "ran", "False",
                                     "parent", "3"], out + err
     assert rc == 0 and hook.exists(), err  # the parent's hooks ran at its own exit
+
+
+# ---------------------------------------------------------------- PySpark
+
+SPARK_DRIVER = r'''
+import json, os, signal, sys, threading, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.signal(signal.SIGTERM, signal.SIG_DFL)
+TMP = sys.argv[1]
+import py4jni.pyspark
+py4jni.pyspark.enable()
+from pyspark.sql import SparkSession
+spark = (SparkSession.builder.master("local[2]")
+         .config("spark.ui.enabled", "false")
+         .config("spark.local.dir", TMP)
+         .config("spark.driver.extraJavaOptions",
+                 f"-Djava.io.tmpdir={TMP} -XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+         .getOrCreate())
+sc = spark.sparkContext
+tracker = sc.statusTracker()
+sent = {}
+
+def ctrl_c():  # Ctrl-C once the job has run 3 s
+    while not tracker.getActiveJobsIds():
+        time.sleep(0.05)
+    time.sleep(3)
+    sent["job"] = tracker.getActiveJobsIds()[0]
+    sent["at"] = time.monotonic()
+    os.kill(os.getpid(), signal.SIGINT)
+
+threading.Thread(target=ctrl_c, daemon=True).start()
+started = time.monotonic()
+try:
+    n = spark.range(10 ** 11).count()  # minutes of work on two cores
+    outcome = f"returned {n}"
+except KeyboardInterrupt:
+    outcome = "KeyboardInterrupt"
+raised = time.monotonic()
+while tracker.getActiveJobsIds() and time.monotonic() < raised + 30:
+    time.sleep(0.05)
+ended = time.monotonic()
+info = tracker.getJobInfo(sent["job"])
+print("RESULT " + json.dumps({
+    "outcome": outcome, "job_seconds": round(raised - started, 2),
+    "sigint_to_raise": round(raised - sent["at"], 2),
+    "sigint_to_job_end": round(ended - sent["at"], 2),
+    "job_status": info.status if info else None,
+    "active_after": list(tracker.getActiveJobsIds()),
+    "count_after": spark.range(1000).count(),
+    "spark_dirs": sorted(d for d in os.listdir(TMP) if d.startswith(("spark-", "blockmgr-")))}),
+    flush=True)
+print("ready", flush=True)
+sc._jvm.java.lang.Thread.sleep(120000)  # SIGTERM comes during a Java call
+print("not reached", flush=True)
+'''
+
+
+@pytest.fixture(scope="module")
+def spark_run(tmp_path_factory):
+    """One in-process PySpark driver: a long job Ctrl-C'ed 3 s in, then SIGTERM while it
+    waits in a Java call. Returns its RESULT, return code, what SIGTERM left, wall time."""
+    pytest.importorskip("pyspark", reason="pyspark is not installed "
+                        "(pip install -r tests/requirements-pyspark.txt)")
+    tmp = str(tmp_path_factory.mktemp("spark-signals"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PY4JNI_")}
+    env.update(TMPDIR=tmp, PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
+    env.pop("PYSPARK_SUBMIT_ARGS", None)
+    began = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-c", SPARK_DRIVER, tmp], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if line.strip() == "ready":
+            time.sleep(0.5)
+            proc.send_signal(signal.SIGTERM)
+            break
+    try:
+        out, err = proc.communicate(timeout=180)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+    out = "".join(lines) + out
+    result = [ln for ln in out.splitlines() if ln.startswith("RESULT ")]
+    assert result, f"no result, rc={proc.returncode}:\n{out[-3000:]}\n{err[-5000:]}"
+    import json
+    return {"result": json.loads(result[0][len("RESULT "):]), "rc": proc.returncode,
+            "out": out, "err": err, "wall": time.monotonic() - began,
+            "left": sorted(d for d in os.listdir(tmp) if d.startswith(("spark-", "blockmgr-")))}
+
+
+def test_pyspark_ctrl_c_raises_promptly_and_cancels_the_job(spark_run):
+    r = spark_run["result"]
+    assert r["outcome"] == "KeyboardInterrupt", spark_run["err"][-3000:]
+    assert r["sigint_to_raise"] < 10, r  # the job alone would run for minutes
+    # PySpark's own SIGINT handler ran cancelAllJobs() (the main thread was free to):
+    # the job ended (FAILED is how the status tracker reports a cancelled job)
+    assert r["active_after"] == [] and r["job_status"] == "FAILED", r
+    assert r["sigint_to_job_end"] < 20, r
+    assert r["count_after"] == 1000, r  # the session goes on working
+
+
+def test_pyspark_sigterm_leaves_no_spark_temp_directories(spark_run):
+    assert spark_run["result"]["spark_dirs"], "Spark made no temp directory to check"
+    assert spark_run["rc"] == -signal.SIGTERM, spark_run["err"][-3000:]
+    assert "not reached" not in spark_run["out"]
+    assert spark_run["left"] == [], spark_run["left"]  # Spark's shutdown hooks ran
