@@ -249,6 +249,60 @@ def test_sigterm_runs_javas_shutdown_hooks_and_ends_by_the_signal(tmp_path, sig,
     assert "not reached" not in out
 
 
+def test_sigint_set_to_default_runs_the_hooks_too(tmp_path):
+    out, err, rc, exists = exit_child(tmp_path, signal.SIGINT, "java",
+                                      before="signal.signal(signal.SIGINT, signal.SIG_DFL)\n")
+    assert rc == -signal.SIGINT, out + err
+    assert exists["HOOK_FILE"] and not exists["ATEXIT_FILE"], out + err
+
+
+def test_keep_signals_leaves_ctrl_c_to_the_jvm():
+    # the JVM's own SIGINT handler: Java's shutdown (py4jni's hook runs Python's atexit
+    # handlers), then exit status 130
+    out, err, rc = child("import atexit\n"
+                         "atexit.register(lambda: print('atexit ran', flush=True))\n"
+                         "print('ready', flush=True)\n"
+                         "gw.jvm.java.lang.Thread.sleep(60000)\n", opts=", keep_signals=True")
+    assert rc == 130, out + err
+    assert "atexit ran" in out, out + err
+
+
+SLOW_HOOK = (
+    "started, done = os.environ['STARTED_FILE'], os.environ['DONE_FILE']\n"
+    "Waits.slowHook(started, 1500, done)\n"
+    "print('ready', flush=True)\n"
+)
+
+
+def test_program_exiting_while_the_hooks_run_still_ends_by_the_signal(tmp_path):
+    files = {"STARTED_FILE": str(tmp_path / "started"), "DONE_FILE": str(tmp_path / "done")}
+    out, err, rc = child(SLOW_HOOK +
+                         "while not os.path.exists(started):\n"
+                         "    time.sleep(0.02)\n"
+                         "sys.exit(3)  # while Java's hooks run for SIGTERM\n",
+                         before="signal.signal(signal.SIGTERM, signal.SIG_DFL)\n",
+                         env=files, sig=signal.SIGTERM, delay=0.2)
+    assert rc == -signal.SIGTERM, out + err  # the exit waited for the hooks and the signal
+    assert os.path.exists(files["DONE_FILE"]), out + err
+
+
+def test_sigterm_during_an_exit_under_way_changes_nothing(tmp_path):
+    files = {"STARTED_FILE": str(tmp_path / "started"), "DONE_FILE": str(tmp_path / "done")}
+    code = (PRELUDE + "signal.signal(signal.SIGTERM, signal.SIG_DFL)\n" +
+            GATEWAY.format(opts="") + SLOW_HOOK + "sys.exit(5)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, P4J_FIXTURES_JAR=fixtures_jar(), **files))
+    assert proc.stdout.readline().strip() == "ready"
+    deadline = time.monotonic() + 30
+    while not os.path.exists(files["STARTED_FILE"]) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGTERM)  # while the interpreter's exit runs Java's hooks
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 5, out + err
+    assert os.path.exists(files["DONE_FILE"]), out + err
+
+
 def test_sigterm_reset_to_default_after_start_still_runs_the_hooks(tmp_path):
     out, err, rc, exists = exit_child(
         tmp_path, signal.SIGTERM, "python",
