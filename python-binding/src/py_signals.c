@@ -79,7 +79,6 @@ static PyObject *mod_signals_install(PyObject *mod, PyObject *arg)
     unsigned long ident = PyLong_AsUnsignedLong(arg);
     if (ident == (unsigned long)-1 && PyErr_Occurred())
         return NULL;
-    main_is(ident);
     p4j_error err = {0};
     if (p4j_signals_install(&err) != P4J_OK) {
         PyErr_SetString(p4j_reg.Py4JError ? p4j_reg.Py4JError : PyExc_RuntimeError,
@@ -87,6 +86,7 @@ static PyObject *mod_signals_install(PyObject *mod, PyObject *arg)
         p4j_error_clear(NULL, &err);
         return NULL;
     }
+    main_is(ident); /* only now: is_main (and the call window) needs the helper */
     Py_RETURN_NONE;
 }
 
@@ -99,7 +99,8 @@ static PyObject *mod_signal_changed(PyObject *mod, PyObject *args)
     unsigned long ident;
     if (!PyArg_ParseTuple(args, "ik:_signal_changed", &sig, &ident))
         return NULL;
-    main_is(ident);
+    if (p4j_signals_active())
+        main_is(ident);
     p4j_signals_rearm(sig);
     Py_RETURN_NONE;
 }

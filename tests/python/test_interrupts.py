@@ -27,7 +27,8 @@ PRELUDE = (
     "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
     "from py4jni import JavaGateway, Py4JJavaError\n"
 )
-GATEWAY = "gw = JavaGateway(classpath=os.environ['P4J_FIXTURES_JAR']{opts})\n" \
+GATEWAY = "gw = JavaGateway(classpath=os.environ['P4J_FIXTURES_JAR'], " \
+          "check_jni=os.environ.get('P4J_CHECK_JNI') == '1'{opts})\n" \
           "Waits = gw.jvm.org.py4jni.fixtures.Waits\n"
 
 
@@ -49,6 +50,7 @@ def child(body: str, *, opts: str = "", before: str = "", env: dict | None = Non
     except subprocess.TimeoutExpired:
         proc.kill()
         out, err = proc.communicate()
+    assert "WARNING in native method" not in out + err, out + err  # -Xcheck:jni's reports
     return first + out, err, proc.returncode
 
 
@@ -209,6 +211,7 @@ def test_every_sigint_raises_once_and_never_interrupts_a_later_call():
         time.sleep(rnd.uniform(0.05, 0.15))  # apart enough that no two coalesce
         proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
+    assert "WARNING in native method" not in out + err, out + err
     assert fields(out, "counts") == [str(n), "0", "True", "False"], out + err
     # most SIGINTs came during a sleep (the loop is mostly in Java) and interrupted it
     assert int(fields(out, "interrupted")[1]) >= 3, out
@@ -299,6 +302,7 @@ def test_sigterm_during_an_exit_under_way_changes_nothing(tmp_path):
         time.sleep(0.02)
     proc.send_signal(signal.SIGTERM)  # while the interpreter's exit runs Java's hooks
     out, err = proc.communicate(timeout=60)
+    assert "WARNING in native method" not in out + err, out + err
     assert proc.returncode == 5, out + err
     assert os.path.exists(files["DONE_FILE"]), out + err
 
