@@ -485,7 +485,11 @@ static int client_set_interrupt_java(PyObject *self, PyObject *value, void *clos
 {
     (void)closure;
     p4j_client *c = ((ClientObject *)self)->c;
-    int on = value ? PyObject_IsTrue(value) : 0;
+    if (!value) {
+        PyErr_SetString(PyExc_TypeError, "interrupt_java cannot be deleted");
+        return -1;
+    }
+    int on = PyObject_IsTrue(value);
     if (on < 0)
         return -1;
     if (c->unlock)

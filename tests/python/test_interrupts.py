@@ -74,7 +74,8 @@ REPORT = (
 
 
 @pytest.mark.parametrize("call", ["gw.jvm.java.lang.Thread.sleep(60000)",
-                                  "Waits.waitForever()"])
+                                  "Waits.waitForever()",
+                                  "Waits(60000)"])  # a constructor
 def test_sigint_during_a_java_wait_raises_keyboard_interrupt_promptly(call):
     out, err, rc = child(REPORT +
                          "try:\n"
