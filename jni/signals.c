@@ -22,7 +22,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -85,6 +84,7 @@ static void call_before(const struct sigaction *sa, int sig, siginfo_t *info, vo
         sa->sa_handler(sig);
 }
 
+/* Writes one note to the helper's pipe (async-signal-safe). */
 static void note(int shutdown, unsigned w)
 {
     note_t n = {.shutdown = shutdown, .window = w};
