@@ -185,8 +185,9 @@ def test_ignored_sigint_leaves_the_java_call_alone():
 
 def test_every_sigint_raises_once_and_never_interrupts_a_later_call():
     # SIGINTs at random moments of a loop of short Java sleeps and Python work (before,
-    # during and just after calls): each one raises one KeyboardInterrupt, and no call
-    # ever returns interrupted without one (an interrupt landing in the wrong call)
+    # during and just after calls): each one raises one KeyboardInterrupt (the next is
+    # sent once the child reported it), and no call ever returns interrupted without
+    # one (an interrupt landing in the wrong call)
     n = 15
     code = (PRELUDE + GATEWAY.format(opts="") +
             "kis = spurious = calls = 0\n"
@@ -200,18 +201,26 @@ def test_every_sigint_raises_once_and_never_interrupts_a_later_call():
             "        sum(range(2000))\n"
             "    except KeyboardInterrupt:\n"
             "        kis += 1\n"
+            "        print('ki', kis, flush=True)\n"
             "print('counts', kis, spurious, calls > 50, Waits.interruptStatus(), flush=True)\n"
             "print('interrupted calls', Waits.interruptedCalls)\n")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ, P4J_FIXTURES_JAR=fixtures_jar()))
-    assert proc.stdout.readline().strip() == "ready"
     import random
-    rnd = random.Random(22)
-    for _ in range(n):
-        time.sleep(rnd.uniform(0.05, 0.15))  # apart enough that no two coalesce
-        proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    import threading
+    watchdog = threading.Timer(120, proc.kill)  # a lost KeyboardInterrupt fails, not hangs
+    watchdog.start()
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        rnd = random.Random(22)
+        for i in range(1, n + 1):
+            time.sleep(rnd.uniform(0.02, 0.1))
+            proc.send_signal(signal.SIGINT)
+            assert proc.stdout.readline().split() == ["ki", str(i)], proc.communicate()
+        out, err = proc.communicate(timeout=60)
+    finally:
+        watchdog.cancel()
     assert "WARNING in native method" not in out + err, out + err
     assert fields(out, "counts") == [str(n), "0", "True", "False"], out + err
     # most SIGINTs came during a sleep (the loop is mostly in Java) and interrupted it
