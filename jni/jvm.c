@@ -132,7 +132,7 @@ static const char *start_output(void)
 
 /* ------------------------------------------------------------------ exit */
 
-enum { RUNNING = 0, PYTHON_EXITING = 1, JAVA_EXITING = 2 };
+enum { RUNNING = 0, PYTHON_EXITING = 1, JAVA_EXITING = 2, SIGNAL_EXITING = 3 };
 static int exit_phase;              /* atomic: who ends the process, once decided */
 static void (*java_exit_fn)(void);  /* the binding's: Python's atexit handlers */
 
@@ -214,19 +214,14 @@ static void warmup_begin(void)
     pthread_attr_destroy(&attr);
 }
 
-p4j_status p4j_jvm_run_shutdown_hooks(p4j_error *err)
+/* java.lang.Shutdown.shutdown(): what DestroyJavaVM runs once the last non-daemon
+ * thread ended (application hooks, File.deleteOnExit) without halting. JNI calls it
+ * although it is package-private; it does not wait for non-daemon threads. */
+static p4j_status java_shutdown(p4j_error *err)
 {
-    int expected = RUNNING;
-    if (!p4j_jvm_started() || forked_child ||
-        !__atomic_compare_exchange_n(&exit_phase, &expected, PYTHON_EXITING, false,
-                                     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-        return P4J_OK; /* no JVM here, or Java is ending the process and runs them */
     JNIEnv *env = p4j_jvm_env(err);
     if (!env)
         return P4J_ERROR;
-    /* java.lang.Shutdown.shutdown(): what DestroyJavaVM runs once the last non-daemon
-     * thread ended (application hooks, File.deleteOnExit) without halting. JNI calls
-     * it although it is package-private; it does not wait for non-daemon threads. */
     jclass cls = (*env)->FindClass(env, "java/lang/Shutdown");
     jmethodID run = cls ? (*env)->GetStaticMethodID(env, cls, "shutdown", "()V") : NULL;
     if (run)
@@ -239,6 +234,34 @@ p4j_status p4j_jvm_run_shutdown_hooks(p4j_error *err)
     return run ? P4J_OK
                : p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: java.lang.Shutdown.shutdown() "
                                "not found in this JVM");
+}
+
+p4j_status p4j_jvm_run_shutdown_hooks(p4j_error *err)
+{
+    int expected = RUNNING;
+    if (!p4j_jvm_started() || forked_child)
+        return P4J_OK; /* no JVM here */
+    if (!__atomic_compare_exchange_n(&exit_phase, &expected, PYTHON_EXITING, false,
+                                     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+        if (expected == SIGNAL_EXITING) /* a signal's shutdown ends the process */
+            for (;;)
+                pause();
+        return P4J_OK; /* Java is ending the process and runs them */
+    }
+    return java_shutdown(err);
+}
+
+bool p4j_jvm_shutdown_for_signal(void)
+{
+    int expected = RUNNING;
+    if (!p4j_jvm_started() || forked_child ||
+        !__atomic_compare_exchange_n(&exit_phase, &expected, SIGNAL_EXITING, false,
+                                     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+        return false;
+    p4j_error err = {0};
+    java_shutdown(&err); /* a hook's failure does not keep the process alive */
+    p4j_error_clear(NULL, &err);
+    return true;
 }
 
 /* Runs JNI_CreateJavaVM with `args` on a new thread; on failure records why. */

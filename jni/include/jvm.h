@@ -41,6 +41,14 @@ p4j_status p4j_jvm_start(const p4j_jvm_options *opts, p4j_error *err);
 p4j_status p4j_jvm_run_shutdown_hooks(p4j_error *err);
 void p4j_jvm_on_java_exit(void (*fn)(void));
 
+/* For a signal whose default action ends the process (jvm_signals.h): runs Java's
+ * shutdown hooks as p4j_jvm_run_shutdown_hooks does, but not the function of
+ * p4j_jvm_on_java_exit (the signal skips Python's atexit handlers, as in Python), and
+ * returns true; the caller then ends the process by the signal, and a
+ * p4j_jvm_run_shutdown_hooks called meanwhile waits for that. Returns false, running
+ * nothing, when an exit is under way already (it decides how the process ends). */
+bool p4j_jvm_shutdown_for_signal(void);
+
 /* Returns true once p4j_jvm_start has succeeded in this process. */
 bool p4j_jvm_started(void);
 

@@ -106,9 +106,13 @@ class InprocTransport(Transport):
         jar = helper_jar_path()
         default = not jvm_options and not check_jni and not keep_signals
         jvm_options[:0] = _cds.options_for_start(jar, libjvm, jvm_options, cds, default)
-        return _py4jni.inproc_client(
+        client = _py4jni.inproc_client(
             jar, classpath or os.environ.get("CLASSPATH") or None,
             jvm_options, libjvm, check_jni, keep_signals)
+        if not keep_signals:  # -Xrs: SIGINT, SIGTERM and SIGHUP are Python's and ours
+            from . import _signals
+            _signals.install()
+        return client
 
     def attach(self, gateway: Any) -> None:
         # Callback settings and the Python entry point; without either there is nothing

@@ -365,7 +365,8 @@ class ClientServer(JavaGateway):
     ``clientServer.getPythonServerEntryPoint(new Class[]{...})`` (socket mode) or
     ``org.py4jni.PythonEntryPoint.get(new Class[]{...})`` (in-process). py4jni's
     in-process keyword options (``classpath``, ``jvm_options``, ``libjvm``,
-    ``check_jni``, ``keep_signals``, ``entry_point``) are accepted as for JavaGateway.
+    ``check_jni``, ``keep_signals``, ``interrupt_java``, ``entry_point``) are accepted as
+    for JavaGateway.
     """
 
     _pinned_threads = True  # socket mode: py4j's pinned-thread transport

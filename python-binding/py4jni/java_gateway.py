@@ -444,7 +444,10 @@ class JavaGateway(_py4jni.Namespace):
     In-process options (py4jni's own): ``classpath`` (str or list), ``jvm_options``
     (list of ``-X...`` strings), ``libjvm`` (path), ``check_jni`` (``-Xcheck:jni``),
     ``keep_signals`` (omit ``-Xrs``; then Ctrl-C terminates the process instead of
-    raising KeyboardInterrupt), ``entry_point`` (a JavaObject, or a class name to
+    raising KeyboardInterrupt), ``interrupt_java`` (False: a Ctrl-C during this
+    gateway's Java calls on the main thread does not interrupt them, KeyboardInterrupt
+    follows when they return; default True, or ``PY4JNI_INTERRUPT_JAVA=0`` in the
+    environment for False), ``entry_point`` (a JavaObject, or a class name to
     construct), ``cds`` (False: no class-data-sharing archive, see py4jni/_cds.py). A process holds one JVM: later gateways share it (same classpath).
     ``mode="socket"`` or a ``gateway_parameters`` argument connects to a py4j
     GatewayServer instead; there Java calls Python proxies through py4j's callback
@@ -466,7 +469,8 @@ class JavaGateway(_py4jni.Namespace):
                  classpath: str | Sequence[str] | None = None,
                  jvm_options: Iterable[str] = (), libjvm: str | None = None,
                  check_jni: bool = False, keep_signals: bool = False,
-                 entry_point: Any = None, cds: bool = True) -> None:
+                 entry_point: Any = None, cds: bool = True,
+                 interrupt_java: bool | None = None) -> None:
         transport, classpath, entry_point = _choose_transport(
             mode, gateway_parameters, gateway_client, classpath, entry_point)
         if self._pinned_threads and transport.mode == "socket":
@@ -486,6 +490,10 @@ class JavaGateway(_py4jni.Namespace):
         self._gateway_client = gateway_client if gateway_client is not None else \
             transport.connect(self, classpath, jvm_options, libjvm, check_jni, keep_signals,
                               cds)
+        if gateway_client is None and transport.mode == "inproc":
+            if interrupt_java is None:
+                interrupt_java = os.environ.get("PY4JNI_INTERRUPT_JAVA", "1") != "0"
+            self._gateway_client.interrupt_java = interrupt_java
         self._install_converter()
         transport.attach(self)
         self.java_gateway_server = transport.gateway_server(self._gateway_client)

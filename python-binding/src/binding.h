@@ -228,6 +228,29 @@ int p4j_base_here(void);
          ? p4j_base_rethrow(r)                                                    \
          : (r))
 
+/* ---- Ctrl-C into Java calls (py_signals.c; jni/include/jvm_signals.h) ---- */
+
+/* The in-process client's unlock/relock (p4j_client.unlock, P4J_CALL_LOCK_HELD): the GIL,
+ * and on the main thread the Java call window of a gateway that lets SIGINT interrupt
+ * its calls (`interruptible`) or not (`plain`); p4jpy_relock ends either. */
+void *p4jpy_unlock_interruptible(void);
+void *p4jpy_unlock_plain(void);
+void p4jpy_relock(void *saved);
+
+extern int p4j_signals_owed; /* jni/include/jvm_signals.h */
+/* On the main thread: runs the pending Python signal handlers if a SIGINT arrived since
+ * they last ran here (0, or -1 with their exception). Elsewhere 0. GIL held. */
+int p4jpy_signals_run_handlers(void);
+/* Before a Java call that may wait: a SIGINT that arrived just before it has its Python
+ * handler run now (as Python would at the next bytecode) instead of after the call.
+ * Expands to 0, or -1 with the handler's exception (then skip the call). GIL held. */
+#define P4JPY_SIGNALS_CATCH_UP()                                                   \
+    (__builtin_expect(__atomic_load_n(&p4j_signals_owed, __ATOMIC_RELAXED) != 0, 0) \
+         ? p4jpy_signals_run_handlers()                                           \
+         : 0)
+/* Adds the module functions _signals_install and _signal_changed. 0 or -1. */
+int p4jpy_signals_init(PyObject *module);
+
 /* Registers the function `def` describes (static storage) with Python's atexit.
  * 0 or -1 with an exception. */
 int p4j_atexit_register(PyMethodDef *def);

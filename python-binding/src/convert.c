@@ -571,6 +571,10 @@ static PyObject *raise_java(ClientObject *cl, PyObject *jexc, const char *target
 PyObject *p4j_raise_call(ClientObject *cl, p4j_error *err, const char *target,
                          const char *name)
 {
+    if (p4jpy_signals_run_handlers() < 0) { /* Ctrl-C during the call: KeyboardInterrupt */
+        p4j_error_clear(cl->c, err); /* (the Java exception the interrupt caused) */
+        return NULL;
+    }
     if (__atomic_load_n(&p4j_base_pending_any, __ATOMIC_RELAXED) && p4j_base_here()) {
         p4j_error_clear(cl->c, err); /* Java's exception for it: the kept one wins */
         return p4j_base_rethrow(NULL);

@@ -18,10 +18,6 @@
         Py_END_ALLOW_THREADS        \
     } while (0)
 
-/* p4j_client.unlock/relock for P4J_CALL_LOCK_HELD: the GIL. */
-static void *gil_unlock(void) { return PyEval_SaveThread(); }
-static void gil_relock(void *saved) { PyEval_RestoreThread(saved); }
-
 static PyObject *client_wrap_new(p4j_client *c)
 {
     ClientObject *cl = PyObject_New(ClientObject, &ClientType);
@@ -31,9 +27,9 @@ static PyObject *client_wrap_new(p4j_client *c)
         return NULL;
     }
     cl->c = c;
-    if (c->ops->caps & P4J_CAP_LOCK_HELD) {
-        c->unlock = gil_unlock;
-        c->relock = gil_relock;
+    if (c->ops->caps & P4J_CAP_LOCK_HELD) { /* the GIL; SIGINT interrupts Java calls */
+        c->unlock = p4jpy_unlock_interruptible;
+        c->relock = p4jpy_relock;
     }
     cl->converter = Py_NewRef(Py_None);
     cl->proxy_hook = Py_NewRef(Py_None);
@@ -477,11 +473,39 @@ static int client_set_auto_field(PyObject *self, PyObject *value, void *closure)
     return 0;
 }
 
+static PyObject *client_get_interrupt_java(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(((ClientObject *)self)->c->unlock == p4jpy_unlock_interruptible);
+}
+
+/* Swaps the client's unlock (p4jpy_relock ends either kind); socket clients (no unlock)
+ * ignore it. A call in flight keeps the kind it started with. */
+static int client_set_interrupt_java(PyObject *self, PyObject *value, void *closure)
+{
+    (void)closure;
+    p4j_client *c = ((ClientObject *)self)->c;
+    if (!value) {
+        PyErr_SetString(PyExc_TypeError, "interrupt_java cannot be deleted");
+        return -1;
+    }
+    int on = PyObject_IsTrue(value);
+    if (on < 0)
+        return -1;
+    if (c->unlock)
+        c->unlock = on ? p4jpy_unlock_interruptible : p4jpy_unlock_plain;
+    return 0;
+}
+
 static PyGetSetDef client_getset[] = {
     {"auto_field", client_get_auto_field, client_set_auto_field,
      "py4j's auto_field: attributes of JavaObjects read a public field when there is one "
      "(one extra transport call per attribute read).", NULL},
     {"closed", client_get_closed, NULL, "True after shutdown().", NULL},
+    {"interrupt_java", client_get_interrupt_java, client_set_interrupt_java,
+     "In-process: whether a SIGINT (Ctrl-C) interrupts this client's Java calls on the "
+     "main thread (Thread.interrupt()); True by default. Socket clients: always False.",
+     NULL},
     {"kind", client_get_kind, NULL, "'inproc' or 'socket' (for messages: ask caps).", NULL},
     {"caps", client_get_caps, NULL,
      "What the transport can do: CAP_* bits of this module (bridge/client.h).", NULL},
@@ -857,6 +881,10 @@ PyMODINIT_FUNC PyInit__py4jni(void)
         return NULL;
     }
     if (p4j_callbacks_init(m) < 0) { /* proxies, Python entry point, natives */
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (p4jpy_signals_init(m) < 0) { /* Ctrl-C into Java calls, SIGTERM's shutdown */
         Py_DECREF(m);
         return NULL;
     }

@@ -133,6 +133,10 @@ static PyObject *member_vectorcall(PyObject *self, PyObject *const *args, size_t
     p4j_argpack pack;
     if (p4j_args_from_py(cl, args, n, &pack) < 0)
         return NULL;
+    if (P4JPY_SIGNALS_CATCH_UP() < 0) { /* a SIGINT just before: its handler raised */
+        p4j_args_release(&pack);
+        return NULL;
+    }
     /* The call reads its own copy of the target, pinned: a detach() on another thread
      * meanwhile parks the handle until this call returns (see jobject_detach). */
     p4j_ref target = *ref;
@@ -753,12 +757,23 @@ static PyObject *jclass_vectorcall(PyObject *self, PyObject *const *args, size_t
     p4j_argpack pack;
     if (p4j_args_from_py(cl, args, n, &pack) < 0)
         return NULL;
+    if (P4JPY_SIGNALS_CATCH_UP() < 0) { /* a SIGINT just before: its handler raised */
+        p4j_args_release(&pack);
+        return NULL;
+    }
     p4j_value out;
     p4j_error err = {0};
     p4j_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = cl->c->ops->construct(cl->c, &o->ref, pack.vals, (size_t)n, &out, &err);
-    Py_END_ALLOW_THREADS
+    p4j_client *c = cl->c;
+    if (c->unlock) { /* in-process: the GIL, and on the main thread the call window */
+        void *saved = c->unlock();
+        st = c->ops->construct(c, &o->ref, pack.vals, (size_t)n, &out, &err);
+        c->relock(saved);
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        st = c->ops->construct(c, &o->ref, pack.vals, (size_t)n, &out, &err);
+        Py_END_ALLOW_THREADS
+    }
     p4j_args_release(&pack);
     if (st != P4J_OK) {
         return p4j_raise_call(cl, &err, NULL, PyUnicode_AsUTF8(o->fqn));

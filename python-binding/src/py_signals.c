@@ -1,0 +1,121 @@
+/* python-binding/src/py_signals.c - the binding's side of Ctrl-C into Java calls
+ * (jni/include/jvm_signals.h): which thread is Python's main thread (the one that runs
+ * signal handlers), the Java call window around the GIL release of the in-process
+ * client's calls, and the pending Python handlers run before a Java call that may wait
+ * and before a Java error is raised. Python's signal.signal tells the C side about
+ * every change through _signal_changed (py4jni/_signals.py).
+ */
+#include <stdint.h>
+
+#include "binding.h"
+#include "jvm_signals.h"
+
+static PyThreadState *main_ts;   /* the main thread's state once seen; written there only */
+static unsigned long main_ident; /* its thread ident (set by _signals_install) */
+static int main_known;           /* main_ident is set */
+
+/* Whether `ts` (the calling thread's state) is the main thread's; records it when first
+ * seen. Any thread, with or without the GIL. */
+static inline bool is_main(PyThreadState *ts)
+{
+    PyThreadState *m = __atomic_load_n(&main_ts, __ATOMIC_RELAXED);
+    if (m)
+        return ts == m;
+    if (!__atomic_load_n(&main_known, __ATOMIC_ACQUIRE) ||
+        PyThread_get_thread_ident() != main_ident)
+        return false;
+    __atomic_store_n(&main_ts, ts, __ATOMIC_RELAXED);
+    return true;
+}
+
+/* The saved thread state, a low bit set when the call window was entered, saying how
+ * (thread states are aligned; the transport passes `saved` back unread). */
+#define ENTERED_INTERRUPTIBLE 1u
+#define ENTERED_PLAIN 2u
+#define ENTERED (ENTERED_INTERRUPTIBLE | ENTERED_PLAIN)
+
+static inline void *unlock_as(bool interruptible)
+{
+    PyThreadState *ts = PyEval_SaveThread();
+    if (__builtin_expect(!is_main(ts), 1))
+        return ts;
+    p4j_signals_enter(interruptible);
+    return (void *)((uintptr_t)ts | (interruptible ? ENTERED_INTERRUPTIBLE : ENTERED_PLAIN));
+}
+
+void *p4jpy_unlock_interruptible(void) { return unlock_as(true); }
+void *p4jpy_unlock_plain(void) { return unlock_as(false); }
+
+void p4jpy_relock(void *saved)
+{
+    uintptr_t s = (uintptr_t)saved;
+    if (__builtin_expect(s & ENTERED, 0))
+        p4j_signals_leave(s & ENTERED_INTERRUPTIBLE);
+    PyEval_RestoreThread((PyThreadState *)(s & ~(uintptr_t)ENTERED));
+}
+
+int p4jpy_signals_run_handlers(void)
+{
+    if (!is_main(PyThreadState_Get()))
+        return 0; /* p4j_signals_owed stays for the main thread */
+    __atomic_store_n(&p4j_signals_owed, 0, __ATOMIC_SEQ_CST);
+    return PyErr_CheckSignals();
+}
+
+/* Records `ident` as the main thread's (once; 0: unknown yet). */
+static void main_is(unsigned long ident)
+{
+    if (ident && !__atomic_load_n(&main_known, __ATOMIC_ACQUIRE)) {
+        main_ident = ident;
+        __atomic_store_n(&main_known, 1, __ATOMIC_RELEASE);
+    }
+}
+
+/* _signals_install(main_ident): the JVM runs with -Xrs; `main_ident` is Python's main
+ * thread (threading.main_thread().ident), 0 when not known. */
+static PyObject *mod_signals_install(PyObject *mod, PyObject *arg)
+{
+    (void)mod;
+    unsigned long ident = PyLong_AsUnsignedLong(arg);
+    if (ident == (unsigned long)-1 && PyErr_Occurred())
+        return NULL;
+    p4j_error err = {0};
+    if (p4j_signals_install(&err) != P4J_OK) {
+        PyErr_SetString(p4j_reg.Py4JError ? p4j_reg.Py4JError : PyExc_RuntimeError,
+                        err.message ? err.message : "py4jni: cannot install signal handlers");
+        p4j_error_clear(NULL, &err);
+        return NULL;
+    }
+    main_is(ident); /* only now: is_main (and the call window) needs the helper */
+    Py_RETURN_NONE;
+}
+
+/* _signal_changed(signalnum, ident): signal.signal changed this signal's disposition,
+ * on the thread `ident` (the main thread: signal.signal works nowhere else). */
+static PyObject *mod_signal_changed(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    int sig;
+    unsigned long ident;
+    if (!PyArg_ParseTuple(args, "ik:_signal_changed", &sig, &ident))
+        return NULL;
+    if (p4j_signals_active())
+        main_is(ident);
+    p4j_signals_rearm(sig);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef signal_methods[] = {
+    {"_signals_install", mod_signals_install, METH_O,
+     "_signals_install(main_ident): puts py4jni's SIGINT/SIGTERM/SIGHUP handlers in place "
+     "(once; the JVM runs with -Xrs); main_ident is Python's main thread."},
+    {"_signal_changed", mod_signal_changed, METH_VARARGS,
+     "_signal_changed(signalnum, thread_ident): signal.signal changed this signal's "
+     "disposition on the main thread."},
+    {NULL, NULL, 0, NULL},
+};
+
+int p4jpy_signals_init(PyObject *module)
+{
+    return PyModule_AddFunctions(module, signal_methods);
+}
