@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -32,6 +33,24 @@ GATEWAY = "gw = JavaGateway(classpath=os.environ['P4J_FIXTURES_JAR'], " \
           "Waits = gw.jvm.org.py4jni.fixtures.Waits\n"
 
 
+def finish(proc: subprocess.Popen, timeout: float) -> tuple[str, str]:
+    """The rest of a child's stdout (with what an earlier readline() buffered: communicate()
+    reads the pipe's descriptor and would lose it) and its whole stderr, once it exited;
+    the child is killed after `timeout` s."""
+    err: list[str] = []
+    reader = threading.Thread(target=lambda: err.append(proc.stderr.read()), daemon=True)
+    reader.start()
+    killer = threading.Timer(timeout, proc.kill)
+    killer.start()
+    try:
+        out = proc.stdout.read()
+        reader.join()
+        proc.wait()
+    finally:
+        killer.cancel()
+    return out, "".join(err)
+
+
 def child(body: str, *, opts: str = "", before: str = "", env: dict | None = None,
           sig: int = signal.SIGINT, delay: float = 0.5, timeout: float = 90):
     """Runs PRELUDE + before + the gateway + body in a child; once it prints 'ready',
@@ -45,11 +64,7 @@ def child(body: str, *, opts: str = "", before: str = "", env: dict | None = Non
     if first.strip() == "ready" and sig is not None:
         time.sleep(delay)
         proc.send_signal(sig)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
+    out, err = finish(proc, timeout)
     assert "WARNING in native method" not in out + err, out + err  # -Xcheck:jni's reports
     return first + out, err, proc.returncode
 
@@ -208,7 +223,6 @@ def test_every_sigint_raises_once_and_never_interrupts_a_later_call():
                             stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ, P4J_FIXTURES_JAR=fixtures_jar()))
     import random
-    import threading
     watchdog = threading.Timer(120, proc.kill)  # a lost KeyboardInterrupt fails, not hangs
     watchdog.start()
     try:
@@ -217,8 +231,8 @@ def test_every_sigint_raises_once_and_never_interrupts_a_later_call():
         for i in range(1, n + 1):
             time.sleep(rnd.uniform(0.02, 0.1))
             proc.send_signal(signal.SIGINT)
-            assert proc.stdout.readline().split() == ["ki", str(i)], proc.communicate()
-        out, err = proc.communicate(timeout=60)
+            assert proc.stdout.readline().split() == ["ki", str(i)], finish(proc, 60)
+        out, err = finish(proc, 60)
     finally:
         watchdog.cancel()
     assert "WARNING in native method" not in out + err, out + err
@@ -311,7 +325,7 @@ def test_sigterm_during_an_exit_under_way_changes_nothing(tmp_path):
     while not os.path.exists(files["STARTED_FILE"]) and time.monotonic() < deadline:
         time.sleep(0.02)
     proc.send_signal(signal.SIGTERM)  # while the interpreter's exit runs Java's hooks
-    out, err = proc.communicate(timeout=60)
+    out, err = finish(proc, 60)
     assert "WARNING in native method" not in out + err, out + err
     assert proc.returncode == 5, out + err
     assert os.path.exists(files["DONE_FILE"]), out + err
@@ -438,11 +452,7 @@ def spark_run(tmp_path_factory):
             time.sleep(0.5)
             proc.send_signal(signal.SIGTERM)
             break
-    try:
-        out, err = proc.communicate(timeout=180)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
+    out, err = finish(proc, 180)
     out = "".join(lines) + out
     result = [ln for ln in out.splitlines() if ln.startswith("RESULT ")]
     assert result, f"no result, rc={proc.returncode}:\n{out[-3000:]}\n{err[-5000:]}"
