@@ -58,7 +58,7 @@ import threading
 from types import ModuleType
 from typing import Any
 
-from . import _switch, clientserver, java_gateway, protocol
+from . import _cds, _switch, clientserver, java_gateway, protocol
 from .protocol import Py4JError
 
 __all__ = ["enable", "enabled", "spark_home", "driver_classpath", "driver_jvm_options",
@@ -261,6 +261,11 @@ def _launch_gateway(conf: Any = None, popen_kwargs: Any = None) -> Any:
         home = spark_home()
         os.environ.setdefault("SPARK_HOME", home)
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        from .frameworks import spark_env
+        try:
+            restore_env = spark_env.for_jvm_start(home)  # the JVM sees spark-submit's
+        except OSError as exc:
+            raise Py4JError(f"py4jni.pyspark: {exc}") from None
         try:
             # the token is PySpark's secret for its accumulator server (read from
             # gateway_parameters); the gateway itself is in-process, whatever the params
@@ -269,7 +274,8 @@ def _launch_gateway(conf: Any = None, popen_kwargs: Any = None) -> Any:
                     auth_token=secrets.token_hex(16), auto_convert=True),
                 python_parameters=clientserver.PythonParameters(port=0, eager_load=False),
                 classpath=driver_classpath(props), jvm_options=driver_jvm_options(props),
-                mode="inproc")
+                mode="inproc", cds=_cds.CLASSPATH)
+            gateway.jvm.java.lang.System.getenv()  # the JVM's copy of the environment
         except Py4JError as exc:
             if "already running with" in str(exc):
                 raise Py4JError(
@@ -279,6 +285,8 @@ def _launch_gateway(conf: Any = None, popen_kwargs: Any = None) -> Any:
                     "SparkContext._gateway), or start the other gateway with "
                     "classpath=py4jni.pyspark.driver_classpath()") from None
             raise
+        finally:
+            restore_env()
         pyspark_view: Any = gateway  # PySpark's attributes, not the class's
         pyspark_view.proc = None
         pyspark_view._callback_server = _InProcessCallbacks()
