@@ -9,16 +9,22 @@ unchanged.
 
 What ``spark-submit pyspark-shell`` gives the driver, done here (Spark 4.x):
 
-- classpath: ``spark.driver.extraClassPath``, ``$SPARK_CONF_DIR`` (or
-  ``$SPARK_HOME/conf``) when it exists, every jar of ``$SPARK_HOME/jars`` (pip's
-  ``pyspark/jars``), ``--jars``;
-- JVM options: ``-Xmx`` from ``spark.driver.memory`` (default 1g), the launcher's Java
-  17+ module options (``JAVA_MODULE_OPTIONS``), ``spark.driver.defaultJavaOptions`` and
+- environment: spark-submit's (its scripts run by ``py4jni.frameworks.spark_env``:
+  ``load-spark-env.sh``, ``spark-env.sh``, ``SPARK_SCALA_VERSION``...) while the JVM
+  starts and takes its copy; this process's own environment is then restored;
+- classpath: ``spark.driver.extraClassPath`` and ``.defaultExtraClassPath``,
+  ``$SPARK_CONF_DIR`` (or ``$SPARK_HOME/conf``) when it exists, every jar of
+  ``$SPARK_HOME/jars`` (pip's ``pyspark/jars``), ``--jars``;
+- JVM options: ``-Xmx`` from ``spark.driver.memory`` (else ``SPARK_DRIVER_MEMORY``,
+  ``SPARK_MEM``; default 1g), the launcher's Java 17+ module options
+  (``JAVA_MODULE_OPTIONS``), ``SPARK_SUBMIT_OPTS``, ``spark.driver.defaultJavaOptions`` and
   ``spark.driver.extraJavaOptions``, ``spark.driver.extraLibraryPath`` in front of
   ``java.library.path``;
 - system properties: every conf entry plus SparkSubmit's defaults (``spark.master``
   ``local[*]``, ``spark.app.name`` ``pyspark-shell``, client deploy mode,
-  ``spark.ui.showConsoleProgress``), as ``-D`` options;
+  ``spark.ui.showConsoleProgress``), as ``-D`` options, and ``SPARK_SUBMIT=true``;
+- class-data sharing of the class path (``cds="classpath"``, py4jni/_cds.py): the first
+  session records the classes it loads, later ones map them from an archive;
 - log level WARN, as Spark's shells set it;
 - ``PYSPARK_PYTHON`` defaults to this interpreter (Python workers import this
   pyspark), ``SPARK_HOME`` is exported for the JVM.
@@ -193,8 +199,9 @@ def _driver_props(conf: Any) -> dict[str, str]:
         props.update(dict(conf.getAll()))
     for key, value in SHELL_DEFAULTS.items():
         props.setdefault(key, value)
-    if "SPARK_DRIVER_MEMORY" in os.environ:
-        props.setdefault("spark.driver.memory", os.environ["SPARK_DRIVER_MEMORY"])
+    for name in ("SPARK_DRIVER_MEMORY", "SPARK_MEM"):  # the launcher's order
+        if name in os.environ:
+            props.setdefault("spark.driver.memory", os.environ[name])
     return props
 
 
@@ -207,7 +214,8 @@ def driver_classpath(props: dict[str, str] | None = None) -> list[str]:
     if not jars:
         raise Py4JError(f"py4jni.pyspark: no Spark jars in {os.path.join(home, 'jars')} "
                         "(set SPARK_HOME or pip install pyspark)")
-    cp = [p for p in props.get("spark.driver.extraClassPath", "").split(os.pathsep) if p]
+    cp = [p for key in ("spark.driver.extraClassPath", "spark.driver.defaultExtraClassPath")
+          for p in props.get(key, "").split(os.pathsep) if p]
     if os.path.isdir(_conf_dir(home)):
         cp.append(_conf_dir(home))
     cp += jars
@@ -220,6 +228,7 @@ def driver_jvm_options(props: dict[str, str]) -> list[str]:
     property as a system property (as SparkSubmit sets them)."""
     memory = props.get("spark.driver.memory", "1g").strip().lower().removesuffix("b")
     opts = [f"-Xmx{memory}", *JAVA_MODULE_OPTIONS]
+    opts += shlex.split(os.environ.get("SPARK_SUBMIT_OPTS", ""))  # the launcher reads it
     opts += shlex.split(props.get("spark.driver.defaultJavaOptions", ""))
     opts += shlex.split(props.get("spark.driver.extraJavaOptions", ""))
     libs = props.get("spark.driver.extraLibraryPath")
@@ -228,6 +237,7 @@ def driver_jvm_options(props: dict[str, str]) -> list[str]:
         opts.append("-Djava.library.path=" + os.pathsep.join(
             p for p in [*libs.split(os.pathsep), *default] if p))
     opts += [f"-D{k}={v}" for k, v in sorted(props.items()) if k.startswith("spark.")]
+    opts.append("-DSPARK_SUBMIT=true")  # SparkSubmit sets it for the programs it runs
     return opts
 
 
@@ -257,16 +267,16 @@ def _launch_gateway(conf: Any = None, popen_kwargs: Any = None) -> Any:
     with _lock:
         if _state["gateway"] is not None:
             return _state["gateway"]
-        props = _driver_props(conf)
         home = spark_home()
         os.environ.setdefault("SPARK_HOME", home)
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         from .frameworks import spark_env
-        try:
-            restore_env = spark_env.for_jvm_start(home)  # the JVM sees spark-submit's
+        try:  # spark-submit's environment (spark-env.sh's included) until the JVM has it
+            restore_env = spark_env.for_jvm_start(home)
         except OSError as exc:
             raise Py4JError(f"py4jni.pyspark: {exc}") from None
         try:
+            props = _driver_props(conf)
             # the token is PySpark's secret for its accumulator server (read from
             # gateway_parameters); the gateway itself is in-process, whatever the params
             gateway = clientserver.ClientServer(

@@ -34,8 +34,11 @@ LOOPBACK = "127.0.0.1"
 EXECUTOR = "org.apache.spark.executor.CoarseGrainedExecutorBackend"
 
 # Only in a stock driver's environment: the file py4j's GatewayServer writes its port to
-# (PySpark's launch_gateway), and the variables bash itself exports to the java it execs.
-ENV_ONLY_STOCK = {"_PYSPARK_DRIVER_CONN_INFO_PATH", "SHLVL", "_", "OLDPWD"}
+# (PySpark's launch_gateway).
+ENV_ONLY_STOCK = {"_PYSPARK_DRIVER_CONN_INFO_PATH"}
+# bash's own variables (spark-submit's scripts run in bash, which exports them to the
+# java it execs; the in-process JVM has the Python process's, if any).
+ENV_SHELL = {"SHLVL", "_", "OLDPWD", "PWD"}
 # System properties that differ by nature: the java launcher's (command line, launcher
 # name), the class path (py4jni's helper jar first; stock: the launcher's expansion of
 # jars/*), the properties SparkSubmit sets from its command line, and per-run values.
@@ -97,20 +100,29 @@ def test_driver_jvm_has_spark_submits_environment_and_properties() -> None:
     for name in ("SPARK_HOME", "SPARK_CONF_DIR", "SPARK_SCALA_VERSION", "SPARK_ENV_LOADED",
                  "PYTHONHASHSEED"):
         assert env_m.get(name) == env_s.get(name) is not None, name
-    assert {k for k in env_s if k not in env_m} <= ENV_ONLY_STOCK
-    assert {k for k in env_m if k not in env_s} == set()
-    assert {k for k in env_s.keys() & env_m.keys() if env_s[k] != env_m[k]} <= {"_"}
-    # the Python process keeps its own environment (as a stock driver's Python does)
-    assert "SPARK_ENV_LOADED" not in mine["python_env"]
-    assert mine["python_env"].get("PYTHONHASHSEED") == os.environ.get("PYTHONHASHSEED")
 
     def same(key: str) -> bool:
         return key not in PROPS_DIFFER and not key.startswith(PROP_PREFIXES_DIFFER)
     props_s = {k: v for k, v in stock["props"].items() if same(k)}
     props_m = {k: v for k, v in mine["props"].items() if same(k)}
-    assert sorted(props_s.keys() - props_m.keys()) == []
-    assert sorted(props_m.keys() - props_s.keys()) == []
-    assert {k: (props_s[k], props_m[k]) for k in props_s if props_s[k] != props_m[k]} == {}
+    differences = {
+        "env only stock": sorted(k for k in env_s if k not in env_m and k not in ENV_SHELL),
+        "env only in-process": sorted(k for k in env_m if k not in env_s
+                                      and k not in ENV_SHELL),
+        "env values": {k: (env_s[k], env_m[k]) for k in env_s.keys() & env_m.keys()
+                       if env_s[k] != env_m[k] and k not in ENV_SHELL},
+        "props only stock": sorted(props_s.keys() - props_m.keys()),
+        "props only in-process": sorted(props_m.keys() - props_s.keys()),
+        "props values": {k: (props_s[k], props_m[k]) for k in props_s.keys() & props_m.keys()
+                         if props_s[k] != props_m[k]},
+    }
+    assert differences == {"env only stock": sorted(ENV_ONLY_STOCK & env_s.keys()),
+                           "env only in-process": [], "env values": {},
+                           "props only stock": [], "props only in-process": [],
+                           "props values": {}}
+    # the Python process keeps its own environment (as a stock driver's Python does)
+    assert "SPARK_ENV_LOADED" not in mine["python_env"]
+    assert mine["python_env"].get("PYTHONHASHSEED") == os.environ.get("PYTHONHASHSEED")
 
 
 def test_local_cluster() -> None:
