@@ -60,9 +60,9 @@ def submit_environment(spark_home: str, base: dict[str, str] | None = None) -> d
                       + r.stderr.decode(errors="replace")[-2000:])
     out: dict[str, str] = {}
     for entry in r.stdout.split(b"\0"):
-        name, eq, value = entry.partition(b"=")
-        if eq and name:
-            out[os.fsdecode(name)] = os.fsdecode(value)
+        key, eq, value = entry.partition(b"=")
+        if eq and key:
+            out[os.fsdecode(key)] = os.fsdecode(value)
     for name in ("SHLVL", "_", "PWD", "OLDPWD"):  # bash's own, not spark-submit's
         if name in env:
             out[name] = env[name]
