@@ -21,9 +21,10 @@ socket, time writing the temp file) and Python (deserialisation, pandas).
 
 Backends: ``stock``, ``py4jni`` (in-process: the class-path archive, spark-submit's
 environment), ``py4jni-before`` (in-process as before both: py4jni's own archive only),
-``py4jni-nocds`` (``PY4JNI_CDS=0``). Before the measured runs each py4jni backend runs
+``py4jni-nocds`` (``PY4JNI_CDS=0``). Results: phases-<jdk>.json in --out; ``--report FILES`` writes
+phases.md and phases.png from them. Before the measured runs each py4jni backend runs
 once in a fresh cache directory and the archive it leaves is waited for: that first use
-is reported apart. Results: results.json and report.md in --out.
+is reported apart.
 """
 from __future__ import annotations
 
@@ -398,6 +399,153 @@ def run_child(mode: str, java_home: str, log: str, rows: list[int], cache: str) 
     return json.loads(lines[-1])
 
 
+PHASES = [("python_start_s", "python start"), ("imports_s", "import pyspark"),
+          ("gateway_s", "gateway (JVM start)"), ("java_spark_context_s", "JavaSparkContext"),
+          ("session_rest_s", "SparkSession"), ("first_job_s", "first job")]
+DATA = ["collect", "toPandas", "toPandas-arrow", "createDataFrame-arrow", "parallelize",
+        "broadcast"]
+
+
+def _med(xs):
+    import statistics
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else float("nan")
+
+
+def report(files: list[str], out_dir: str, note: str) -> str:
+    """phases.md (and phases.png) from phases-*.json files: one section per JDK."""
+    lines = [f"# PySpark start-up and data paths in phases ({note})", ""]
+    charts = []
+    for path in files:
+        with open(path) as fh:
+            d = json.load(fh)
+        jdk = os.path.basename(d["java_home"].rstrip("/"))
+        runs = d["runs"]
+        backends = [b for b in ("stock", "py4jni-before", "py4jni") if b in runs]
+        n = {b: len(runs[b]) for b in backends}
+        lines += [f"## {jdk}", "",
+                  "COLD-session, fresh process to the first job answered: median of "
+                  + ", ".join(f"{n[b]} {b}" for b in backends) + " runs (wall seconds; "
+                  "CPU: all the driver's processes, load-independent).", "",
+                  "| phase | " + " | ".join(backends) + " |", "|---|" + "---|" * len(backends)]
+        for key, label in PHASES + [("cold_total_s", "**total (wall)**"),
+                                    ("cpu_s", "**CPU seconds**"),
+                                    ("before_driver_jvm_s", "of the gateway: before the "
+                                     "driver JVM (scripts, launcher JVM)")]:
+            cells = [f"{_med([r['phases'].get(key) for r in runs[b]]):.2f}" for b in backends]
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        for key, label in (("classes", "classes loaded"), ("create_vm_s", "HotSpot Create VM (s)")):
+            cells = [f"{_med([r['classes'].get(key) for r in runs[b]]):.3g}" for b in backends]
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        sources = sorted({k for b in backends for r in runs[b] for k in r["classes"].get(
+            "by_source", {})})
+        for src in sources:
+            cells = [f"{_med([r['classes']['by_source'].get(src, 0) for r in runs[b]]):.0f}"
+                     for b in backends]
+            lines.append(f"| classes from {src} | " + " | ".join(cells) + " |")
+        lines.append("")
+        if "stock" in runs:
+            for b in backends[1:]:
+                w = _med([r["phases"]["cold_total_s"] for r in runs[b]]) / _med(
+                    [r["phases"]["cold_total_s"] for r in runs["stock"]])
+                c = _med([r["phases"].get("cpu_s") for r in runs[b]]) / _med(
+                    [r["phases"].get("cpu_s") for r in runs["stock"]])
+                lines.append(f"- {b} / stock: wall {w:.2f}x, CPU {c:.2f}x")
+            lines.append("")
+        for b, prep in d.get("prepare", {}).items():
+            lines.append(f"- first use, {b}: the recording session took "
+                         f"{prep['first_session']['cold_total_s']:.1f} s wall / "
+                         f"{prep['first_session'].get('cpu_s', float('nan')):.1f} s CPU to "
+                         f"its first job; the archive was ready "
+                         f"{prep['archive_ready_after_exit_s']:.0f} s after it exited "
+                         f"(background dump under nice): {', '.join(prep['archives'])}")
+        lines.append("")
+        data = {b: runs[b][0].get("data", {}) for b in ("stock", "py4jni") if b in runs}
+        sizes = sorted({k for v in data.values() for k in v if k.isdigit()}, key=int)
+        for size in sizes:
+            lines += [f"### Data paths, {int(size):,} rows x 2 longs ({jdk})", "",
+                      "Minimum of 3 runs. hop: the bytes through loopback TCP at the rate a "
+                      "bare loopback connection moved them in the same process; its share "
+                      "is of the stock total.", "",
+                      "| path | stock | py4jni | stock / py4jni | CPU stock / py4jni | bytes "
+                      "| blocked reading the socket (py4jni) | temp file write (py4jni) "
+                      "| hop alone | hop share |", "|---" * 10 + "|"]
+            for name in DATA:
+                st, me = data["stock"][size].get(name), data["py4jni"][size].get(name)
+                if not st or not me:
+                    continue
+                mbs = data["py4jni"][size].get("loopback", {}).get("mb_s") or float("nan")
+                via_socket = name in ("collect", "toPandas", "toPandas-arrow")
+                nbytes = me["bytes"] if name != "broadcast" else data["py4jni"][size].get(
+                    "broadcast-pickle-and-write", {}).get("bytes", 0)
+                hop = nbytes / 1e6 / mbs if via_socket else me.get("file_write_s", 0.0)
+                lines.append(
+                    f"| {name} | {st['total_s']:.3f} | {me['total_s']:.3f} | "
+                    f"{st['total_s'] / me['total_s']:.2f}x | "
+                    f"{st.get('cpu_s', float('nan')) / me.get('cpu_s', float('nan')):.2f}x | "
+                    f"{nbytes / 1e6:.1f} MB | {me['socket_read_s']:.3f} | "
+                    f"{me['file_write_s']:.3f} | {hop:.3f} | "
+                    f"{100 * hop / st['total_s']:.1f}% |")
+            me = data["py4jni"][size]
+            extra = []
+            if "collect-deserialise-in-memory" in me:
+                extra.append(f"Python alone unpickles collect()'s "
+                             f"{me['collect-deserialise-in-memory'].get('bytes', 0) / 1e6:.1f} MB "
+                             f"from memory in {me['collect-deserialise-in-memory']['total_s']:.2f} s")
+            if "collect" in me:
+                extra.append(f"collect(): the Java call (plan, job) {me['collect']['jvm_call_s']:.2f} s, "
+                             f"reading and unpickling {me['collect']['read_and_deserialise_s']:.2f} s")
+            if "toPandas-arrow-phases" in me:
+                ph = me["toPandas-arrow-phases"]
+                extra.append(f"toPandas(Arrow): batches collected in {ph['collect_as_arrow_s']:.3f} s "
+                             f"(job, Arrow in Java, socket), Arrow to pandas {ph['arrow_to_pandas_s']:.3f} s")
+            if "broadcast-pickle-and-write" in me:
+                extra.append(f"broadcast: pickling and writing its "
+                             f"{me['broadcast-pickle-and-write']['bytes'] / 1e6:.1f} MB temp file "
+                             f"{me['broadcast-pickle-and-write']['total_s']:.3f} s")
+            if "loopback" in me:
+                extra.append(f"bare loopback TCP in this process: {me['loopback']['mb_s']:.0f} MB/s")
+            lines += ["", *[f"- {e}" for e in extra], ""]
+        small = {b: data[b].get("arrow-100k") for b in data if data[b].get("arrow-100k")}
+        if len(small) == 2:
+            lines += [f"### toPandas(Arrow), 100k rows x 2, 15 runs each ({jdk})", "",
+                      "| | stock | py4jni |", "|---|---|---|",
+                      f"| wall median [min-max] (ms) | "
+                      + " | ".join(f"{_med(small[b]['wall_s']) * 1e3:.1f} "
+                                   f"[{min(small[b]['wall_s']) * 1e3:.1f}-"
+                                   f"{max(small[b]['wall_s']) * 1e3:.1f}]"
+                                   for b in ("stock", "py4jni")) + " |",
+                      f"| CPU median (ms) | "
+                      + " | ".join(f"{_med(small[b]['cpu_s']) * 1e3:.1f}"
+                                   for b in ("stock", "py4jni")) + " |", ""]
+        charts.append((jdk, backends, {b: [_med([r["phases"].get(k) for r in runs[b]])
+                                           for k, _ in PHASES] for b in backends}))
+    text = "\n".join(lines + ["![COLD-session phases](phases.png)", ""])
+    with open(os.path.join(out_dir, "phases.md"), "w") as fh:
+        fh.write(text)
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, axes = plt.subplots(1, len(charts), figsize=(5 * len(charts), 4.5), squeeze=False)
+        for ax, (jdk, backends, meds) in zip(axes[0], charts):
+            bottom = [0.0] * len(backends)
+            for i, (_, label) in enumerate(PHASES):
+                vals = [meds[b][i] for b in backends]
+                ax.bar(backends, vals, bottom=bottom, label=label)
+                bottom = [x + y for x, y in zip(bottom, vals)]
+            ax.set_title(f"COLD-session phases, {jdk}")
+            ax.set_ylabel("seconds (median, wall)")
+            ax.tick_params(axis="x", labelsize=8)
+        axes[0][0].legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(os.path.join(out_dir, "phases.png"), dpi=100)
+        plt.close(fig)
+    except ImportError:
+        pass
+    return text
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--java-home", default=os.environ.get("JAVA_HOME",
@@ -409,6 +557,9 @@ def main(argv: list[str]) -> int:
     p.add_argument("--label", default="")
     p.add_argument("--cache", default=None, help="XDG_CACHE_HOME of the py4jni runs "
                    "(default <out>/cache: archives made afresh, their first use timed)")
+    p.add_argument("--report", nargs="+", help="write phases.md and phases.png in --out "
+                   "from these phases-*.json files")
+    p.add_argument("--note", default="", help="the report's title note (machine, load)")
     p.add_argument("--child", help=argparse.SUPPRESS)
     p.add_argument("--t-spawn", type=float, help=argparse.SUPPRESS)
     p.add_argument("--log", help=argparse.SUPPRESS)
@@ -419,6 +570,9 @@ def main(argv: list[str]) -> int:
         return 0
     out = a.out or os.path.join(HERE, "results", "spark-phases-scratch")
     os.makedirs(out, exist_ok=True)
+    if a.report:
+        print(report(a.report, out, a.note))
+        return 0
     results: dict = {"java_home": a.java_home, "label": a.label, "runs": {}, "prepare": {}}
     backends = a.backends.split(",")
     cache = a.cache or os.path.join(out, "cache")
