@@ -20,7 +20,18 @@ partial file; HotSpot rejects other mismatches itself (its CDS warnings are off)
 Off with ``PY4JNI_CDS=0``, ``JavaGateway(cds=False)``, or when the user's options
 already choose CDS (``-Xshare:``, ``-XX:SharedArchiveFile``...).
 
-Run as a script (``python _cds.py create ...``), this file creates the archive.
+With ``cds="classpath"`` (``JavaGateway(classpath=..., cds="classpath")``; a framework
+such as ``py4jni.pyspark`` asks for it) the archive holds the application's classes too:
+the JDK's and the class path's, as the application loads them. A start without one
+records them (``-XX:DumpLoadedClassList``); when that process exits, a detached
+``python _cds.py create-classpath ...`` runs ``java -Xshare:dump`` on the same class
+path and options with that list (JDK 24+: ``-XX:+AOTClassLinking``), writing a static
+archive ``py4jni-cp-<key>.<size>.<crc32>.jsa``; later starts map it with
+``-XX:SharedArchiveFile`` in place of the JDK's own. Its key (``classpath_key``) adds
+every class path entry's path, size and mtime and the options that shape class loading.
+
+Run as a script (``python _cds.py create ...`` / ``create-classpath ...``), this file
+creates an archive.
 """
 from __future__ import annotations
 
