@@ -254,6 +254,7 @@ def _classpath_options(helper_jar: str, libjvm: str | None, classpath: str,
     base = os.path.join(directory, f"py4jni-{key}")
     if os.path.exists(base + ".failed") or not sys.executable:
         return []
+    _drop_orphan_lists(directory, key)
     classlist = f"{base}.{os.getpid()}.classlist"
     dump = [o for o in user_options if not o.startswith(NOT_IN_KEY)]
     if version >= AOT_LINKING_JAVA:
@@ -261,6 +262,21 @@ def _classpath_options(helper_jar: str, libjvm: str | None, classpath: str,
     import atexit
     atexit.register(_spawn_classpath_creator, base, java, classlist, full_cp, dump)
     return [f"-XX:DumpLoadedClassList={classlist}"]
+
+
+def _drop_orphan_lists(directory: str, key: str) -> None:
+    """Removes the class lists of ``key`` left by recording processes that ended
+    without handing them to a creator (killed, ``os._exit``)."""
+    prefix = f"py4jni-{key}."
+    for name in os.listdir(directory):
+        if not (name.startswith(prefix) and name.endswith(".classlist")):
+            continue
+        try:
+            os.kill(int(name[len(prefix):].split(".")[0]), 0)
+        except ProcessLookupError:
+            _unlink(os.path.join(directory, name))
+        except (ValueError, OSError):
+            pass
 
 
 def _spawn_classpath_creator(base: str, java: str, classlist: str, classpath: str,

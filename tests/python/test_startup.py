@@ -425,7 +425,17 @@ def test_damaged_classpath_archive_is_dropped(tmp_path) -> None:
     jar = str(tmp_path / "app.jar")
     shutil.copy(os.environ.get("P4J_FIXTURES_JAR") or "build/tests/py4jni-test-fixtures.jar",
                 jar)
+    # a list left by a recording process that was killed is removed by the next one
+    from py4jni import _cds, _py4jni, helper_jar_path
+    key = _cds.classpath_key(helper_jar_path(), _py4jni.find_libjvm(None),
+                             f"{helper_jar_path()}{os.pathsep}{jar}", [])
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    os.makedirs(tmp_path / "py4jni")
+    orphan = tmp_path / "py4jni" / f"py4jni-{key}.{dead.pid}.classlist"
+    orphan.write_text("java/lang/Object\n")
     _cp_run(cache, jar, log, None)
+    assert not orphan.exists()
     (good,) = _cp_archives(cache)
     with open(good, "rb") as f:
         data = f.read()
