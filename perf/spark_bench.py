@@ -18,7 +18,9 @@ rounds and the stock/py4jni ratio. COLD-session is measured apart: a fresh proce
 repetition, from interpreter start to the first ``range(1).count()`` answered.
 
 Results go to perf/results/<date>-<machine>-spark[-quick]/: results.json (every round),
-report.md and spark.png.
+report.md and spark.png; then perf/spark_phases.py runs on JDK 17 and Temurin 25 (those
+installed) into the same directory: phases-<jdk>.json, phases.md, phases.png
+(``--no-phases`` leaves it out).
 """
 from __future__ import annotations
 
@@ -325,6 +327,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--rounds", type=int, help="rounds (default 11, --quick 3)")
     p.add_argument("--cold-reps", type=int, help="fresh processes per backend (default 5)")
     p.add_argument("--out", help="output directory")
+    p.add_argument("--no-phases", action="store_true",
+                   help="leave out perf/spark_phases.py's breakdown (phases.md)")
     p.add_argument("--worker", choices=BACKENDS, help=argparse.SUPPRESS)
     p.add_argument("--cold", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--report", help="redraw report.md and spark.png from a results.json")
@@ -362,9 +366,44 @@ def main(argv: list[str]) -> int:
     }
     with open(os.path.join(out_dir, "results.json"), "w") as fh:
         json.dump(data, fh, indent=1)
-    print(report(data, out_dir))
-    log(f"report in {out_dir} ({data['meta']['wall_seconds']} s)")
+    text = report(data, out_dir)
+    if not args.no_phases:
+        text = phases(out_dir, args.quick, log, text)
+    print(text)
+    log(f"report in {out_dir} ({round(time.monotonic() - t0)} s)")
     return 0
+
+
+JDKS = ("/usr/lib/jvm/java-17-openjdk-amd64", "/usr/lib/jvm/temurin-25-jdk-amd64")
+
+
+def phases(out_dir: str, quick: bool, log, text: str) -> str:
+    """perf/spark_phases.py on each JDK of JDKS that is installed (else JAVA_HOME's):
+    the session start and data paths in phases, stock against in-process before and
+    after the class-path archive; phases.md and phases.png beside the report, which
+    gets a link to them."""
+    import tempfile
+
+    import spark_phases
+    homes = [h for h in JDKS if os.path.isdir(h)] or [os.environ.get("JAVA_HOME", "")]
+    files = []
+    for home in homes:
+        log(f"phases on {home}")
+        with tempfile.TemporaryDirectory(prefix="spark-phases-cache-") as cache:
+            spark_phases.main(["--java-home", home, "--reps", "1" if quick else "3",
+                               "--rows", "100000" if quick else "1000000",
+                               "--backends", "stock,py4jni-before,py4jni",
+                               "--out", out_dir, "--cache", cache])
+        files.append(os.path.join(out_dir, f"phases-{os.path.basename(home.rstrip('/'))}.json"))
+    for leftover in os.listdir(out_dir):  # the class-load logs: large, made again each run
+        if leftover.startswith("classes-") and leftover.endswith(".log"):
+            os.unlink(os.path.join(out_dir, leftover))
+    spark_phases.report(files, out_dir, f"{datetime.date.today().isoformat()}, "
+                        "perf/run.sh --spark")
+    text += "\nSession start and data paths in phases: [phases.md](phases.md).\n"
+    with open(os.path.join(out_dir, "report.md"), "w") as fh:
+        fh.write(text)
+    return text
 
 
 if __name__ == "__main__":
