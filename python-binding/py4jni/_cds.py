@@ -282,8 +282,14 @@ def _drop_orphan_lists(directory: str, key: str) -> None:
 def _spawn_classpath_creator(base: str, java: str, classlist: str, classpath: str,
                              options: Sequence[str]) -> None:
     """At exit of the recording process: starts ``python _cds.py create-classpath``
-    detached, unless another creator holds the lock (then the list is dropped)."""
-    if not os.path.exists("/bin/sh") or not _take_lock(base, CLASSPATH_LOCK_STALE_S):
+    detached, unless another creator holds the lock or nothing was recorded (e.g. the
+    JVM did not start); then the list is dropped."""
+    try:
+        recorded = os.path.getsize(classlist) > 0
+    except OSError:
+        recorded = False
+    if not recorded or not os.path.exists("/bin/sh") or \
+            not _take_lock(base, CLASSPATH_LOCK_STALE_S):
         _unlink(classlist)
         return
     argv = [sys.executable, "-I", os.path.abspath(__file__), "create-classpath", base, java,

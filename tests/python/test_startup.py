@@ -446,3 +446,20 @@ def test_damaged_classpath_archive_is_dropped(tmp_path) -> None:
     garbage = _replace_archive(remade, os.urandom(len(data)), honest_name=True)
     assert _cp_run(cache, jar, log, None) == f"file:{jar}"
     assert os.path.exists(garbage)
+
+
+def test_classpath_recording_of_a_jvm_that_did_not_start_leaves_nothing(tmp_path) -> None:
+    """A start that fails (the JVM's own error) records nothing: no creator runs, no
+    list, lock or ``.failed`` is left, so a later good start records and dumps."""
+    import os
+    jar = os.environ.get("P4J_FIXTURES_JAR") or "build/tests/py4jni-test-fixtures.jar"
+    code = ("from py4jni import JavaGateway, Py4JError\n"
+            "try:\n"
+            f"    JavaGateway(classpath={jar!r}, cds='classpath', jvm_options=['-Xmx1k'])\n"
+            "except Py4JError:\n"
+            "    print('refused')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)})
+    assert "refused" in r.stdout, r.stdout + r.stderr
+    left = os.listdir(tmp_path / "py4jni")
+    assert not [n for n in left if n.startswith("py4jni-cp-")], left
