@@ -54,6 +54,10 @@ QUIET = ("-Xshare:auto", "-Xlog:cds=off", "-Xlog:cds+dynamic=off")
 # dropped with messages on the [aot] and [cds] tag sets.
 AOT_JAVA = 25
 QUIET_AOT = ("-Xlog:aot*=off", "-Xlog:cds*=off")
+# Options that change the module graph: an AOT cache made without them is refused.
+MODULE_OPTIONS = ("--add-opens", "--add-exports", "--add-modules", "--add-reads",
+                  "--limit-modules", "--patch-module", "--upgrade-module-path",
+                  "--module-path", "-Djdk.module.")
 LOCK_STALE_S = 120.0  # a lock older than this belongs to a creator that died
 CLASSPATH_LOCK_STALE_S = 1800.0  # the same for a class-path archive (a longer dump)
 
@@ -91,7 +95,7 @@ def options_for_start(helper_jar: str, libjvm: str | None, user_options: Sequenc
             if enabled == CLASSPATH and classpath:
                 _chosen = _classpath_options(helper_jar, libjvm, classpath, user_options)
             else:
-                _chosen = _archive_options(helper_jar, libjvm)
+                _chosen = _archive_options(helper_jar, libjvm, user_options)
         except OSError:  # an unreadable JDK or cache directory: start without CDS
             _chosen = []
     return list(_chosen)
@@ -182,9 +186,12 @@ def find_archive(directory: str, key: str, ext: str | None = None) -> str | None
     return None
 
 
-def _archive_options(helper_jar: str, libjvm: str | None) -> list[str]:
+def _archive_options(helper_jar: str, libjvm: str | None,
+                     user_options: Sequence[str] = ()) -> list[str]:
     """``-XX:SharedArchiveFile=...`` and the options silencing CDS when the archive is
-    there; otherwise starts its creation in the background and returns []."""
+    there; otherwise starts its creation in the background and returns []. On an AOT
+    JDK with module options among ``user_options``: [] (the JDK's own archive), since
+    HotSpot then rejects the AOT cache, made without them, and maps no archive at all."""
     from . import _py4jni
     try:
         found = _py4jni.find_libjvm(libjvm)
@@ -197,6 +204,8 @@ def _archive_options(helper_jar: str, libjvm: str | None) -> list[str]:
     if version < MIN_JAVA or not os.access(java, os.X_OK):
         return []
     kind = "aot" if version >= AOT_JAVA else "jsa"
+    if kind == "aot" and any(o.startswith(MODULE_OPTIONS) for o in user_options):
+        return []
     key = archive_key(helper_jar, found, release)
     directory = cache_dir()
     path = find_archive(directory, key, "." + kind)

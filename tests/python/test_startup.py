@@ -463,3 +463,19 @@ def test_classpath_recording_of_a_jvm_that_did_not_start_leaves_nothing(tmp_path
     assert "refused" in r.stdout, r.stdout + r.stderr
     left = os.listdir(tmp_path / "py4jni")
     assert not [n for n in left if n.startswith("py4jni-cp-")], left
+
+
+def test_a_jdk_25_start_with_module_options_keeps_the_jdks_archive(tmp_path) -> None:
+    """HotSpot 25 refuses an AOT cache made without the start's module options and then
+    maps no archive at all: with module options py4jni passes none of its own, and the
+    JDK's archive serves the JDK's classes."""
+    import os
+    if not os.path.exists(TEMURIN_25):
+        pytest.skip(f"no JDK 25 at {TEMURIN_25}")
+    cache, log = str(tmp_path), str(tmp_path / "classes.log")
+    opts = "['--add-opens=java.base/java.nio=ALL-UNNAMED', '-Xlog:class+load:file=" + log + "']"
+    _run(cache, args=f"libjvm={TEMURIN_25!r}")
+    _archive(cache, TEMURIN_25)  # py4jni's AOT cache exists
+    _run(cache, args=f"libjvm={TEMURIN_25!r}, jvm_options={opts}")
+    with open(log) as f:
+        assert " java.lang.Object source: shared objects file" in f.read()
