@@ -92,6 +92,23 @@ def _check_job(res: dict[str, Any]) -> None:
     assert res["workers"] == [[EXECUTOR, True]], res["workers"]
 
 
+def test_spark_env_sh_is_read_by_sparks_own_scripts(tmp_path: Any) -> None:
+    """submit_environment() runs Spark's scripts: a spark-env.sh in SPARK_CONF_DIR is
+    sourced with its variables exported (as load-spark-env.sh does), unexported shell
+    variables of it too, and the caller's environment is not changed."""
+    from pyspark.find_spark_home import _find_spark_home
+
+    from py4jni.frameworks import spark_env
+    (tmp_path / "spark-env.sh").write_text("FROM_SPARK_ENV=yes\nSPARK_SUBMIT_OPTS=-Da.b=c\n")
+    base = {**_env(), "SPARK_CONF_DIR": str(tmp_path)}
+    before = dict(os.environ)
+    env = spark_env.submit_environment(_find_spark_home(), base)
+    assert os.environ == before
+    assert env["FROM_SPARK_ENV"] == "yes" and env["SPARK_SUBMIT_OPTS"] == "-Da.b=c"
+    assert env["SPARK_CONF_DIR"] == str(tmp_path) and env["SPARK_ENV_LOADED"] == "1"
+    assert env["PYTHONHASHSEED"] == "0" and env["SPARK_SCALA_VERSION"]
+
+
 def test_driver_jvm_has_spark_submits_environment_and_properties() -> None:
     stock, _ = _drive("stock", "local[1]", "env")
     mine, _ = _drive("py4jni", "local[1]", "env")

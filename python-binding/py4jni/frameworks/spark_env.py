@@ -1,9 +1,9 @@
 """The environment spark-submit's scripts give Spark's driver JVM, for a driver JVM
 embedded in this process.
 
-``bin/spark-submit`` exports its variables (``PYTHONHASHSEED=0``) and execs
-``bin/spark-class``, which sources ``bin/load-spark-env.sh`` (``SPARK_CONF_DIR``,
-``$SPARK_CONF_DIR/spark-env.sh`` with every variable it sets exported,
+Spark's ``spark-submit`` script (in ``$SPARK_HOME``'s ``bin``) exports its variables
+(``PYTHONHASHSEED=0``) and execs ``spark-class``, which sources ``load-spark-env.sh``
+(``SPARK_CONF_DIR``; the ``spark-env.sh`` of that folder, every variable it sets exported;
 ``SPARK_SCALA_VERSION``, ``SPARK_ENV_LOADED``), unsets ``YARN_CONF_DIR`` and
 ``HADOOP_CONF_DIR`` under ``SPARK_TESTING``, and runs the launcher's command. Spark
 code that launches JVMs of its own (``WorkerCommandBuilder`` for a local-cluster's or a
@@ -25,14 +25,14 @@ from typing import Callable
 __all__ = ["submit_environment", "for_jvm_start", "PYSPARK_LAUNCH_ENV"]
 
 # What PySpark's own launch_gateway adds to the environment of the spark-submit it
-# starts (pyspark/java_gateway.py), besides the py4j connection-file path.
+# starts (its launch_gateway in pyspark.java_gateway), besides the py4j connection file.
 PYSPARK_LAUNCH_ENV = {"SPARK_CONNECT_MODE": "0"}
 
 # spark-class's steps between sourcing load-spark-env.sh and running the launcher that
 # touch the environment; then the environment, NUL-separated.
 _SCRIPT = r'''
 exec() {
-  . "$SPARK_HOME/bin/load-spark-env.sh" >/dev/null
+  . "$SPARK_HOME/bin/"load-spark-env.sh >/dev/null
   if [ -n "$SPARK_TESTING" ]; then unset YARN_CONF_DIR; unset HADOOP_CONF_DIR; fi
   command env -0 >&3
   command exit 0
