@@ -423,7 +423,8 @@ def report(files: list[str], out_dir: str, note: str) -> str:
         runs = d["runs"]
         backends = [b for b in ("stock", "py4jni-before", "py4jni") if b in runs]
         n = {b: len(runs[b]) for b in backends}
-        lines += [f"## {jdk}", "",
+        title = f"{jdk} ({d['label']})" if d.get("label") else jdk
+        lines += [f"## {title}", "",
                   "COLD-session, fresh process to the first job answered: median of "
                   + ", ".join(f"{n[b]} {b}" for b in backends) + " runs (wall seconds; "
                   "CPU: all the driver's processes, load-independent).", "",
@@ -518,7 +519,7 @@ def report(files: list[str], out_dir: str, note: str) -> str:
                       f"| CPU median (ms) | "
                       + " | ".join(f"{_med(small[b]['cpu_s']) * 1e3:.1f}"
                                    for b in ("stock", "py4jni")) + " |", ""]
-        charts.append((jdk, backends, {b: [_med([r["phases"].get(k) for r in runs[b]])
+        charts.append((title, backends, {b: [_med([r["phases"].get(k) for r in runs[b]])
                                            for k, _ in PHASES] for b in backends}))
     text = "\n".join(lines + ["![COLD-session phases](phases.png)", ""])
     with open(os.path.join(out_dir, "phases.md"), "w") as fh:
