@@ -5,6 +5,11 @@ it is not part of the default suite.
 
     python perf/spark_bench.py [--quick] [--rounds N] [--cold-reps N] [--out DIR]
 
+py4jni's workers keep their class-data-sharing archives in a temporary cache directory:
+its first session (recording the classes it loads, then the background dump of the
+class-path archive) is timed apart, before COLD-session, whose py4jni runs use that
+archive. ``--quick`` leaves out the 10M-row scenarios.
+
 Each backend's driver lives in a worker process of its own (this file with
 ``--worker stock|py4jni``), holding one local[2] session for the whole run. Round by
 round, for each scenario, each worker runs the scenario once (a loop scenario runs its
@@ -13,7 +18,9 @@ rounds and the stock/py4jni ratio. COLD-session is measured apart: a fresh proce
 repetition, from interpreter start to the first ``range(1).count()`` answered.
 
 Results go to perf/results/<date>-<machine>-spark[-quick]/: results.json (every round),
-report.md and spark.png.
+report.md and spark.png; then perf/spark_phases.py runs on JDK 17 and Temurin 25 (those
+installed) into the same directory: phases-<jdk>.json, phases.md, phases.png
+(``--no-phases`` leaves it out).
 """
 from __future__ import annotations
 
@@ -37,7 +44,17 @@ SCENARIOS = {
     "S5-collect-100k": ("spark.range(100000).collect()", None),
     "S6-toPandas-100k": ("toPandas() of 100k rows x 2 columns (no Arrow)", None),
     "S7-toPandas-100k-arrow": ("toPandas() of 100k rows x 2 columns (Arrow)", None),
+    "S8-collect-1M": ("collect() of 1M rows x 2 longs", None),
+    "S9-toPandas-1M": ("toPandas() of 1M rows x 2 (no Arrow)", None),
+    "S10-toPandas-1M-arrow": ("toPandas() of 1M rows x 2 (Arrow)", None),
+    "S11-createDataFrame-1M-arrow": ("createDataFrame(pandas 1M x 2, Arrow).count()", None),
+    "S12-parallelize-1M": ("sc.parallelize(list of 1M ints, 2).count()", None),
+    "S13-broadcast-1M": ("sc.broadcast(list of 1M ints) read by 2 tasks", None),
+    "S14-toPandas-10M-arrow": ("toPandas() of 10M rows x 2 (Arrow)", None),
+    "S15-createDataFrame-10M-arrow": ("createDataFrame(pandas 10M x 2, Arrow).count()", None),
 }
+# Left out of --quick runs (each takes seconds).
+SLOW = ("S14-toPandas-10M-arrow", "S15-createDataFrame-10M-arrow")
 COLD = "COLD-session"
 
 
@@ -76,7 +93,43 @@ def _scenarios(spark):
             df100k.toPandas()
         return run
 
+    import pandas as pd
+    frames = {n: spark.range(n).selectExpr("id", "id * 2 AS x") for n in (10**6, 10**7)}
+    pandas = {n: pd.DataFrame({"id": range(n), "x": range(0, 2 * n, 2)}) for n in (10**6,)}
+    values = list(range(10**6))
+
+    def arrow(on):
+        spark.conf.set("spark.sql.execution.arrow.pyspark.enabled", "true" if on else "false")
+
+    def to_pandas_n(n, on):
+        def run():
+            arrow(on)
+            assert len(frames[n].toPandas()) == n
+        return run
+
+    def create_df(n):
+        def run():
+            arrow(True)
+            pdf = pandas.get(n)
+            if pdf is None:
+                pdf = pandas[n] = pd.DataFrame({"id": range(n), "x": range(0, 2 * n, 2)})
+            assert spark.createDataFrame(pdf).count() == n
+        return run
+
+    def broadcast():
+        b = sc.broadcast(values)
+        assert sc.parallelize([0, 1], 2).map(lambda i: len(b.value)).collect() == [10**6] * 2
+        b.unpersist()
+
     return {
+        "S8-collect-1M": lambda: frames[10**6].collect(),
+        "S9-toPandas-1M": to_pandas_n(10**6, False),
+        "S10-toPandas-1M-arrow": to_pandas_n(10**6, True),
+        "S11-createDataFrame-1M-arrow": create_df(10**6),
+        "S12-parallelize-1M": lambda: sc.parallelize(values, 2).count(),
+        "S13-broadcast-1M": broadcast,
+        "S14-toPandas-10M-arrow": to_pandas_n(10**7, True),
+        "S15-createDataFrame-10M-arrow": create_df(10**7),
         "S1-getConf": getconf,
         "S2-jvm-static": jvm_static,
         "S3-schema-200": lambda: spark.createDataFrame(row, schema),
@@ -111,9 +164,14 @@ def worker(mode: str, cold: bool) -> None:
 
 # ---------------------------------------------------------------- coordinator side
 
+_CACHE: dict = {"dir": None}  # XDG_CACHE_HOME of the py4jni workers (their CDS archives)
+
+
 def _spawn(mode: str, cold: bool) -> subprocess.Popen:
     args = [sys.executable, os.path.abspath(__file__), "--worker", mode] + (["--cold"] if cold else [])
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
+    if _CACHE["dir"]:
+        env["XDG_CACHE_HOME"] = _CACHE["dir"]
     env.pop("PYSPARK_SUBMIT_ARGS", None)
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # benchmarks use loopback only
     return subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -136,9 +194,29 @@ def cold_start(mode: str) -> float:
     return time.perf_counter() - t0
 
 
-def run(rounds: int, cold_reps: int, log) -> dict:
-    """Every round, every scenario, every backend; COLD-session first."""
-    results: dict = {"rounds": {s: {b: [] for b in BACKENDS} for s in SCENARIOS}, "cold": {}}
+def first_use(cache: str, log) -> dict:
+    """py4jni's first session in an empty cache (it records the classes it loads) and
+    the wait, after it exits, for the class-path archive the background dump makes."""
+    t = time.perf_counter()
+    session = cold_start("py4jni")
+    t_exit = time.perf_counter()
+    directory = os.path.join(cache, "py4jni")
+    while os.path.isdir(directory) and any(n.endswith(".lock") for n in os.listdir(directory)):
+        time.sleep(1)
+    done = {"session_s": session, "archive_ready_after_exit_s": time.perf_counter() - t_exit,
+            "archives": sorted(n for n in os.listdir(directory) if n.endswith(".jsa"))
+            if os.path.isdir(directory) else []}
+    log(f"first use: session {session:.2f} s, archive ready "
+        f"{done['archive_ready_after_exit_s']:.0f} s after ({time.perf_counter() - t:.0f} s)")
+    return done
+
+
+def run(rounds: int, cold_reps: int, log, scenarios: list[str], cache: str) -> dict:
+    """Every round, every scenario, every backend; COLD-session first (py4jni's first
+    use, which makes its class-path archive, before it)."""
+    results: dict = {"rounds": {s: {b: [] for b in BACKENDS} for s in scenarios}, "cold": {}}
+    _CACHE["dir"] = cache
+    results["first_use"] = first_use(cache, log)
     results["cold"] = {b: [] for b in BACKENDS}
     for rep in range(cold_reps):
         for b in (BACKENDS if rep % 2 == 0 else BACKENDS[::-1]):
@@ -148,13 +226,13 @@ def run(rounds: int, cold_reps: int, log) -> dict:
     for b, p in workers.items():
         _answer(p)
         log(f"worker {b} ready")
-    for name in SCENARIOS:  # warm-up: one unmeasured run each
+    for name in scenarios:  # warm-up: one unmeasured run each
         for b, p in workers.items():
             p.stdin.write(name + "\n")
             p.stdin.flush()
             _answer(p)
     for r in range(rounds):
-        for name in SCENARIOS:
+        for name in scenarios:
             order = BACKENDS if (r + len(name)) % 2 == 0 else BACKENDS[::-1]
             for b in order:
                 p = workers[b]
@@ -183,8 +261,8 @@ def report(data: dict, out_dir: str) -> str:
     series = {COLD: data["cold"], **data["rounds"]}
     meds = {}
     for name, per in series.items():
-        what = "python start to first job answered (fresh process)" if name == COLD \
-            else SCENARIOS[name][0]
+        what = "python start to first job answered (fresh process, class-path archive made "\
+            "beforehand)" if name == COLD else SCENARIOS[name][0]
         cells = []
         for b in BACKENDS:
             xs = per[b]
@@ -207,6 +285,13 @@ def report(data: dict, out_dir: str) -> str:
     lines += ["| " + " | ".join(r) + " |" for r in rows[:1]]
     lines += ["|" + "---|" * len(rows[0])]
     lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
+    fu = data.get("first_use")
+    if fu:
+        lines += ["", f"py4jni's first use (before the {COLD} rows, in an empty cache): the "
+                  f"session that records the classes it loads took {_fmt(fu['session_s'])}; "
+                  f"the class-path archive made in the background after it exited was ready "
+                  f"{_fmt(fu['archive_ready_after_exit_s'])} later ({', '.join(fu['archives'])}). "
+                  f"The {COLD} rows use it."]
     lines += ["", "![medians](spark.png)", ""]
     text = "\n".join(lines)
     with open(os.path.join(out_dir, "report.md"), "w") as fh:
@@ -242,6 +327,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--rounds", type=int, help="rounds (default 11, --quick 3)")
     p.add_argument("--cold-reps", type=int, help="fresh processes per backend (default 5)")
     p.add_argument("--out", help="output directory")
+    p.add_argument("--no-phases", action="store_true",
+                   help="leave out perf/spark_phases.py's breakdown (phases.md)")
     p.add_argument("--worker", choices=BACKENDS, help=argparse.SUPPRESS)
     p.add_argument("--cold", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--report", help="redraw report.md and spark.png from a results.json")
@@ -267,7 +354,10 @@ def main(argv: list[str]) -> int:
         print(f"spark_bench [{time.monotonic() - t0:6.0f} s] {msg}", file=sys.stderr, flush=True)
 
     from importlib.metadata import version
-    data = run(rounds, cold_reps, log)
+    scenarios = [n for n in SCENARIOS if not (args.quick and n in SLOW)]
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="spark-bench-cache-") as cache:
+        data = run(rounds, cold_reps, log, scenarios, cache)  # py4jni's archives, made anew
     data["meta"] = {
         "date": today, "machine": info, "commit": bench.git_state(), "rounds": rounds,
         "cold_reps": cold_reps, "pyspark": version("pyspark"),
@@ -276,9 +366,44 @@ def main(argv: list[str]) -> int:
     }
     with open(os.path.join(out_dir, "results.json"), "w") as fh:
         json.dump(data, fh, indent=1)
-    print(report(data, out_dir))
-    log(f"report in {out_dir} ({data['meta']['wall_seconds']} s)")
+    text = report(data, out_dir)
+    if not args.no_phases:
+        text = phases(out_dir, args.quick, log, text)
+    print(text)
+    log(f"report in {out_dir} ({round(time.monotonic() - t0)} s)")
     return 0
+
+
+JDKS = ("/usr/lib/jvm/java-17-openjdk-amd64", "/usr/lib/jvm/temurin-25-jdk-amd64")
+
+
+def phases(out_dir: str, quick: bool, log, text: str) -> str:
+    """perf/spark_phases.py on each JDK of JDKS that is installed (else JAVA_HOME's):
+    the session start and data paths in phases, stock against in-process before and
+    after the class-path archive; phases.md and phases.png beside the report, which
+    gets a link to them."""
+    import tempfile
+
+    import spark_phases
+    homes = [h for h in JDKS if os.path.isdir(h)] or [os.environ.get("JAVA_HOME", "")]
+    files = []
+    for home in homes:
+        log(f"phases on {home}")
+        with tempfile.TemporaryDirectory(prefix="spark-phases-cache-") as cache:
+            spark_phases.main(["--java-home", home, "--reps", "1" if quick else "3",
+                               "--rows", "100000" if quick else "1000000",
+                               "--backends", "stock,py4jni-before,py4jni",
+                               "--out", out_dir, "--cache", cache])
+        files.append(os.path.join(out_dir, f"phases-{os.path.basename(home.rstrip('/'))}.json"))
+    for leftover in os.listdir(out_dir):  # the class-load logs: large, made again each run
+        if leftover.startswith("classes-") and leftover.endswith(".log"):
+            os.unlink(os.path.join(out_dir, leftover))
+    spark_phases.report(files, out_dir, f"{datetime.date.today().isoformat()}, "
+                        "perf/run.sh --spark")
+    text += "\nSession start and data paths in phases: [phases.md](phases.md).\n"
+    with open(os.path.join(out_dir, "report.md"), "w") as fh:
+        fh.write(text)
+    return text
 
 
 if __name__ == "__main__":

@@ -20,7 +20,18 @@ partial file; HotSpot rejects other mismatches itself (its CDS warnings are off)
 Off with ``PY4JNI_CDS=0``, ``JavaGateway(cds=False)``, or when the user's options
 already choose CDS (``-Xshare:``, ``-XX:SharedArchiveFile``...).
 
-Run as a script (``python _cds.py create ...``), this file creates the archive.
+With ``cds="classpath"`` (``JavaGateway(classpath=..., cds="classpath")``; a framework
+such as ``py4jni.pyspark`` asks for it) the archive holds the application's classes too:
+the JDK's and the class path's, as the application loads them. A start without one
+records them (``-XX:DumpLoadedClassList``); when that process exits, a detached
+``python _cds.py create-classpath ...`` runs ``java -Xshare:dump`` on the same class
+path and options with that list (JDK 24+: ``-XX:+AOTClassLinking``), writing a static
+archive ``py4jni-cp-<key>.<size>.<crc32>.jsa``; later starts map it with
+``-XX:SharedArchiveFile`` in place of the JDK's own. Its key (``classpath_key``) adds
+every class path entry's path, size and mtime and the options that shape class loading.
+
+Run as a script (``python _cds.py create ...`` / ``create-classpath ...``), this file
+creates an archive.
 """
 from __future__ import annotations
 
@@ -43,14 +54,33 @@ QUIET = ("-Xshare:auto", "-Xlog:cds=off", "-Xlog:cds+dynamic=off")
 # dropped with messages on the [aot] and [cds] tag sets.
 AOT_JAVA = 25
 QUIET_AOT = ("-Xlog:aot*=off", "-Xlog:cds*=off")
+# Options that change the module graph: an AOT cache made without them is refused.
+MODULE_OPTIONS = ("--add-opens", "--add-exports", "--add-modules", "--add-reads",
+                  "--limit-modules", "--patch-module", "--upgrade-module-path",
+                  "--module-path", "-Djdk.module.")
 LOCK_STALE_S = 120.0  # a lock older than this belongs to a creator that died
+CLASSPATH_LOCK_STALE_S = 1800.0  # the same for a class-path archive (a longer dump)
 
 _chosen: list[str] | None = None  # the options this process's first start used
 
+# cds= value asking for an archive of the application's class path as well.
+CLASSPATH = "classpath"
+# Options that neither change which classes load nor how HotSpot may map an archive of
+# them: left out of a class-path archive's key and of the run that dumps it.
+NOT_IN_KEY = ("-D", "-Xlog", "-Xmx", "-Xms", "-Xss", "-verbose", "-agentlib:", "-agentpath:",
+              "-javaagent:", "-XX:DumpLoadedClassList")
+# From this JDK on a static archive also stores its classes linked (-XX:+AOTClassLinking,
+# JEP 483: what an AOT cache holds, less the method profiles of a training run).
+AOT_LINKING_JAVA = 24
+
 
 def options_for_start(helper_jar: str, libjvm: str | None, user_options: Sequence[str],
-                      enabled: bool, joins_by_default: bool) -> list[str]:
+                      enabled: bool | str, joins_by_default: bool,
+                      classpath: str | None = None) -> list[str]:
     """The CDS options to put before ``user_options`` for this gateway's JVM start.
+    ``enabled`` is False (none), True (py4jni's own classes) or CLASSPATH (the classes
+    this application loads from ``classpath`` and the JDK too: see
+    ``_classpath_options``).
 
     Decided once per process (a process holds one JVM): a later gateway gets the same
     options, or none when it asks for the default JVM (``joins_by_default``), so that
@@ -62,7 +92,10 @@ def options_for_start(helper_jar: str, libjvm: str | None, user_options: Sequenc
     if enabled and os.environ.get("PY4JNI_CDS", "1") != "0" and not any(
             o.startswith(USER_CDS_PREFIXES) for o in user_options):
         try:
-            _chosen = _archive_options(helper_jar, libjvm)
+            if enabled == CLASSPATH and classpath:
+                _chosen = _classpath_options(helper_jar, libjvm, classpath, user_options)
+            else:
+                _chosen = _archive_options(helper_jar, libjvm, user_options)
         except OSError:  # an unreadable JDK or cache directory: start without CDS
             _chosen = []
     return list(_chosen)
@@ -153,9 +186,12 @@ def find_archive(directory: str, key: str, ext: str | None = None) -> str | None
     return None
 
 
-def _archive_options(helper_jar: str, libjvm: str | None) -> list[str]:
+def _archive_options(helper_jar: str, libjvm: str | None,
+                     user_options: Sequence[str] = ()) -> list[str]:
     """``-XX:SharedArchiveFile=...`` and the options silencing CDS when the archive is
-    there; otherwise starts its creation in the background and returns []."""
+    there; otherwise starts its creation in the background and returns []. On an AOT
+    JDK with module options among ``user_options``: [] (the JDK's own archive), since
+    HotSpot then rejects the AOT cache, made without them, and maps no archive at all."""
     from . import _py4jni
     try:
         found = _py4jni.find_libjvm(libjvm)
@@ -168,6 +204,8 @@ def _archive_options(helper_jar: str, libjvm: str | None) -> list[str]:
     if version < MIN_JAVA or not os.access(java, os.X_OK):
         return []
     kind = "aot" if version >= AOT_JAVA else "jsa"
+    if kind == "aot" and any(o.startswith(MODULE_OPTIONS) for o in user_options):
+        return []
     key = archive_key(helper_jar, found, release)
     directory = cache_dir()
     path = find_archive(directory, key, "." + kind)
@@ -176,6 +214,171 @@ def _archive_options(helper_jar: str, libjvm: str | None) -> list[str]:
                 else [f"-XX:SharedArchiveFile={path}", *QUIET])
     _spawn_creator(directory, key, java, helper_jar, kind)
     return []
+
+
+def classpath_key(helper_jar: str, libjvm: str, classpath: str, options: Sequence[str],
+                  release: bytes | None = None) -> str:
+    """``cp-`` and 16 hex digits naming the class-path archive of this JVM build (as
+    ``archive_key``), class path (every entry's path, size and mtime: a rebuilt jar makes
+    a new key) and the options that shape class loading (module options, GC...; not
+    ``NOT_IN_KEY``)."""
+    ident = [archive_key(helper_jar, libjvm, release)]
+    for entry in classpath.split(os.pathsep):
+        try:
+            st = os.stat(entry)
+            ident.append(f"{entry}:{st.st_size}:{st.st_mtime_ns}")
+        except OSError:
+            ident.append(f"{entry}:-")
+    ident += [o for o in options if not o.startswith(NOT_IN_KEY)]
+    return "cp-%016x" % _digest("\0".join(ident).encode())
+
+
+def _classpath_options(helper_jar: str, libjvm: str | None, classpath: str,
+                       user_options: Sequence[str]) -> list[str]:
+    """The options of a start with the class-path archive: ``-XX:SharedArchiveFile`` of
+    a static archive of the JDK's and the class path's classes this application loaded
+    before, when it exists. Otherwise this start records its classes
+    (``-XX:DumpLoadedClassList``), and when the process exits a background
+    ``java -Xshare:dump`` makes the archive from that list (JDK 24+: with
+    ``-XX:+AOTClassLinking``, classes stored linked), for later starts."""
+    from . import _py4jni
+    try:
+        found = _py4jni.find_libjvm(libjvm)
+    except (FileNotFoundError, OSError):
+        return []
+    home = java_home(found)
+    java = os.path.join(home, "bin", "java")
+    release = release_text(home)
+    version = java_version(home, release)
+    if version < MIN_JAVA or not os.access(java, os.X_OK):
+        return []
+    full_cp = f"{helper_jar}{os.pathsep}{classpath}"  # jni/jvm.c's -Djava.class.path
+    key = classpath_key(helper_jar, found, full_cp, user_options, release)
+    directory = cache_dir()
+    path = find_archive(directory, key, ".jsa")
+    if path:
+        quiet = QUIET_AOT if version >= AOT_JAVA else ()
+        return [f"-XX:SharedArchiveFile={path}", *QUIET, *quiet]
+    os.makedirs(directory, exist_ok=True)
+    base = os.path.join(directory, f"py4jni-{key}")
+    if os.path.exists(base + ".failed") or not sys.executable:
+        return []
+    _drop_orphan_lists(directory, key)
+    classlist = f"{base}.{os.getpid()}.classlist"
+    dump = [o for o in user_options if not o.startswith(NOT_IN_KEY)]
+    if version >= AOT_LINKING_JAVA:
+        dump.append("-XX:+AOTClassLinking")
+    import atexit
+    atexit.register(_spawn_classpath_creator, base, java, classlist, full_cp, dump)
+    return [f"-XX:DumpLoadedClassList={classlist}"]
+
+
+def _drop_orphan_lists(directory: str, key: str) -> None:
+    """Removes the class lists of ``key`` left by recording processes that ended
+    without handing them to a creator (killed, ``os._exit``)."""
+    prefix = f"py4jni-{key}."
+    for name in os.listdir(directory):
+        if not (name.startswith(prefix) and name.endswith(".classlist")):
+            continue
+        try:
+            os.kill(int(name[len(prefix):].split(".")[0]), 0)
+        except ProcessLookupError:
+            _unlink(os.path.join(directory, name))
+        except (ValueError, OSError):
+            pass
+
+
+def _spawn_classpath_creator(base: str, java: str, classlist: str, classpath: str,
+                             options: Sequence[str]) -> None:
+    """At exit of the recording process: starts ``python _cds.py create-classpath``
+    detached, unless another creator holds the lock or nothing was recorded (e.g. the
+    JVM did not start); then the list is dropped."""
+    try:
+        recorded = os.path.getsize(classlist) > 0
+    except OSError:
+        recorded = False
+    if not recorded or not os.path.exists("/bin/sh") or \
+            not _take_lock(base, CLASSPATH_LOCK_STALE_S):
+        _unlink(classlist)
+        return
+    argv = [sys.executable, "-I", os.path.abspath(__file__), "create-classpath", base, java,
+            classlist, classpath, *options]
+    _detach(argv, base + ".lock")
+
+
+def create_classpath(base: str, java: str, classlist: str, classpath: str,
+                     *options: str) -> int:
+    """Makes ``<base>.<size>.<crc32>.jsa``, a static archive of the classes named in
+    ``classlist`` (``java -Xshare:dump`` on ``classpath`` with ``options``); on failure
+    leaves ``<base>.failed`` (with java's output). Removes the list and ``<base>.lock``."""
+    import subprocess
+    import zlib
+    os.nice(10)  # a background job: the foreground's sessions go first
+    tmp = f"{base}.{os.getpid()}.tmp"
+    try:
+        with open(classlist, "rb+") as f:  # a JVM ended mid-line leaves a partial line
+            data = f.read()
+            if data and not data.endswith(b"\n"):
+                f.truncate(data.rfind(b"\n") + 1)
+        r = subprocess.run([java, "-Xshare:dump", f"-XX:SharedClassListFile={classlist}",
+                            f"-XX:SharedArchiveFile={tmp}", "-cp", classpath, *options],
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=1800)
+        with open(tmp, "rb") as f:
+            crc = 0
+            size = 0
+            while chunk := f.read(1 << 22):
+                crc = zlib.crc32(chunk, crc)
+                size += len(chunk)
+        if r.returncode != 0 or not size:
+            raise OSError(f"java exited with {r.returncode}: {r.stdout[-4000:]!r} "
+                          f"{r.stderr[-4000:]!r}")
+        os.replace(tmp, f"{base}.{size}.{crc:08x}.jsa")
+        return 0
+    except (OSError, subprocess.SubprocessError) as exc:
+        with open(base + ".failed", "w") as f:
+            f.write(f"{exc}\n")
+        return 1
+    finally:
+        for leftover in (tmp, classlist, base + ".lock"):
+            _unlink(leftover)
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _take_lock(base: str, stale_s: float) -> bool:
+    """Creates ``<base>.lock`` (one creator per archive); False when another process
+    holds it (a lock older than ``stale_s`` is taken over) or it cannot be made."""
+    lock = base + ".lock"
+    try:
+        fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        try:
+            if os.stat(lock).st_mtime > _now() - stale_s:
+                return False
+            os.unlink(lock)
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except OSError:
+            return False
+    except OSError:
+        return False
+    os.close(fd)
+    return True
+
+
+def _detach(argv: list[str], lock: str) -> None:
+    """Runs ``argv`` in the background through ``sh -c '... &'`` (no child of ours is
+    left to reap); removes ``lock`` when it cannot start."""
+    script = 'exec "$@" </dev/null >/dev/null 2>&1 &'
+    try:
+        pid = os.posix_spawn("/bin/sh", ["sh", "-c", script, "sh", *argv], os.environ)
+        os.waitpid(pid, 0)
+    except OSError:
+        _unlink(lock)
 
 
 def _spawn_creator(directory: str, key: str, java: str, helper_jar: str,
@@ -187,28 +390,11 @@ def _spawn_creator(directory: str, key: str, java: str, helper_jar: str,
         return  # e.g. Python embedded in another program: nothing to run the creator
     os.makedirs(directory, exist_ok=True)
     base = os.path.join(directory, f"py4jni-{key}")
-    if os.path.exists(base + ".failed"):
+    if os.path.exists(base + ".failed") or not _take_lock(base, LOCK_STALE_S):
         return
-    lock = base + ".lock"
-    try:
-        fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-    except FileExistsError:
-        try:
-            if os.stat(lock).st_mtime > _now() - LOCK_STALE_S:
-                return  # being made by another process
-            os.unlink(lock)
-            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except OSError:
-            return
-    os.close(fd)
     argv = [sys.executable, "-I", os.path.abspath(__file__), "create", base, java, helper_jar,
             kind]
-    script = 'exec "$@" </dev/null >/dev/null 2>&1 &'
-    try:
-        pid = os.posix_spawn("/bin/sh", ["sh", "-c", script, "sh", *argv], os.environ)
-        os.waitpid(pid, 0)
-    except OSError:
-        os.unlink(lock)
+    _detach(argv, base + ".lock")
 
 
 def _now() -> float:
@@ -250,3 +436,5 @@ def create(base: str, java: str, helper_jar: str, kind: str = "jsa") -> int:
 
 if __name__ == "__main__" and len(sys.argv) in (5, 6) and sys.argv[1] == "create":
     sys.exit(create(*sys.argv[2:]))
+if __name__ == "__main__" and len(sys.argv) >= 6 and sys.argv[1] == "create-classpath":
+    sys.exit(create_classpath(*sys.argv[2:]))

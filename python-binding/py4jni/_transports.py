@@ -32,7 +32,7 @@ class Transport:
     names_objects = False
 
     def connect(self, gateway: Any, classpath: Any, jvm_options: Any, libjvm: Any,
-                check_jni: bool, keep_signals: bool, cds: bool = True) -> Any:
+                check_jni: bool, keep_signals: bool, cds: bool | str = True) -> Any:
         """A new client for ``gateway`` (whose parameters are set)."""
         raise NotImplementedError
 
@@ -97,18 +97,19 @@ class InprocTransport(Transport):
     mode = "inproc"
 
     def connect(self, gateway: Any, classpath: Any, jvm_options: Any, libjvm: Any,
-                check_jni: bool, keep_signals: bool, cds: bool = True) -> Any:
+                check_jni: bool, keep_signals: bool, cds: bool | str = True) -> Any:
         from . import _cds
         from .java_gateway import helper_jar_path
         if isinstance(classpath, (list, tuple)):
             classpath = os.pathsep.join(classpath)
+        classpath = classpath or os.environ.get("CLASSPATH") or None
         jvm_options = list(jvm_options)
         jar = helper_jar_path()
         default = not jvm_options and not check_jni and not keep_signals
-        jvm_options[:0] = _cds.options_for_start(jar, libjvm, jvm_options, cds, default)
-        client = _py4jni.inproc_client(
-            jar, classpath or os.environ.get("CLASSPATH") or None,
-            jvm_options, libjvm, check_jni, keep_signals)
+        jvm_options[:0] = _cds.options_for_start(jar, libjvm, jvm_options, cds, default,
+                                                 classpath)
+        client = _py4jni.inproc_client(jar, classpath, jvm_options, libjvm, check_jni,
+                                       keep_signals)
         if not keep_signals:  # -Xrs: SIGINT, SIGTERM and SIGHUP are Python's and ours
             from . import _signals
             _signals.install()
@@ -148,7 +149,7 @@ class SocketTransport(Transport):
     names_objects = True
 
     def connect(self, gateway: Any, classpath: Any, jvm_options: Any, libjvm: Any,
-                check_jni: bool, keep_signals: bool, cds: bool = True) -> Any:
+                check_jni: bool, keep_signals: bool, cds: bool | str = True) -> Any:
         from .java_gateway import _connect_socket
         return _connect_socket(gateway.gateway_parameters)
 
@@ -221,7 +222,7 @@ class PinnedTransport(SocketTransport):
     its own connection; Java's callbacks on it; see py4jni.clientserver)."""
 
     def connect(self, gateway: Any, classpath: Any, jvm_options: Any, libjvm: Any,
-                check_jni: bool, keep_signals: bool, cds: bool = True) -> Any:
+                check_jni: bool, keep_signals: bool, cds: bool | str = True) -> Any:
         from .clientserver import JavaClient
         return JavaClient(gateway.gateway_parameters, gateway.callback_server_parameters)
 

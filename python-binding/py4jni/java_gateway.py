@@ -448,7 +448,10 @@ class JavaGateway(_py4jni.Namespace):
     gateway's Java calls on the main thread does not interrupt them, KeyboardInterrupt
     follows when they return; default True, or ``PY4JNI_INTERRUPT_JAVA=0`` in the
     environment for False), ``entry_point`` (a JavaObject, or a class name to
-    construct), ``cds`` (False: no class-data-sharing archive, see py4jni/_cds.py). A process holds one JVM: later gateways share it (same classpath).
+    construct), ``cds`` (False: no class-data-sharing archive; ``"classpath"``: an
+    archive of the classes this application loads from its class path too, made after
+    the first run; see py4jni/_cds.py). A process holds one JVM: later gateways share it
+    (same classpath).
     ``mode="socket"`` or a ``gateway_parameters`` argument connects to a py4j
     GatewayServer instead; there Java calls Python proxies through py4j's callback
     server, started on demand (``py4jni.socket_callbacks``), and
@@ -469,7 +472,7 @@ class JavaGateway(_py4jni.Namespace):
                  classpath: str | Sequence[str] | None = None,
                  jvm_options: Iterable[str] = (), libjvm: str | None = None,
                  check_jni: bool = False, keep_signals: bool = False,
-                 entry_point: Any = None, cds: bool = True,
+                 entry_point: Any = None, cds: bool | str = True,
                  interrupt_java: bool | None = None) -> None:
         transport, classpath, entry_point = _choose_transport(
             mode, gateway_parameters, gateway_client, classpath, entry_point)

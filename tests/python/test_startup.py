@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 # Modules that cost milliseconds to import and that neither `import py4jni` nor the
 # first call needs (each is imported where it is used).
 HEAVY = ["typing", "threading", "re", "collections", "decimal", "logging", "subprocess",
@@ -342,3 +344,138 @@ def test_a_jdk_25_start_uses_an_aot_cache(tmp_path) -> None:
     r = _run(cache, args=args, log=log)
     assert _bridge_source(log).endswith("py4jni-helper.jar")
     assert "aot" not in (r.stdout + r.stderr).lower() and "error" not in r.stderr.lower()
+
+
+# ---- the class-path archive (cds="classpath", py4jni/_cds.py) -----------------------
+
+CP_CALL = ("from py4jni import JavaGateway\n"
+           "gw = JavaGateway(classpath={jar!r}, cds='classpath', libjvm={libjvm!r},\n"
+           "                 jvm_options=['-Xlog:class+load:file={log}'])\n"
+           "assert gw.jvm.org.py4jni.fixtures.Strings is not None\n"
+           "print('called')\n")
+
+
+def _cp_run(cache: str, jar: str, log: str, libjvm: str | None) -> str:
+    """A fresh process whose gateway, on class path ``jar`` with ``cds="classpath"``,
+    loads a class of it; returns where the class-load log says it came from."""
+    import os
+    r = subprocess.run([sys.executable, "-c", CP_CALL.format(jar=jar, log=log, libjvm=libjvm)],
+                       capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "XDG_CACHE_HOME": cache})
+    assert r.returncode == 0 and "called" in r.stdout, r.stdout + r.stderr
+    assert "cds" not in (r.stdout + r.stderr).lower() and "warning" not in r.stderr.lower()
+    with open(log) as f:
+        line = next(ln for ln in f if " org.py4jni.fixtures.Strings source: " in ln)
+    return line.split(" source: ", 1)[1].strip()
+
+
+def _cp_archives(cache: str, wait: float = 300.0) -> list[str]:
+    """The class-path archives in ``cache`` once no creator holds a lock (waits up to
+    ``wait`` seconds for the background dumps)."""
+    import os
+    import time
+    directory = os.path.join(cache, "py4jni")
+    deadline = time.monotonic() + wait
+    while any(n.endswith(".lock") for n in os.listdir(directory)) and \
+            time.monotonic() < deadline:
+        time.sleep(0.2)
+    names = os.listdir(directory)
+    assert not any(n.endswith(".failed") for n in names), names
+    return sorted(os.path.join(directory, n) for n in names
+                  if n.startswith("py4jni-cp-") and n.endswith(".jsa"))
+
+
+def _jdks() -> list[str | None]:
+    import os
+    return [None] + [j for j in (TEMURIN_25,) if os.path.exists(j)]
+
+
+
+@pytest.mark.parametrize("libjvm", _jdks(), ids=lambda j: "default" if j is None else "jdk25")
+def test_classpath_archive_is_made_reused_and_keyed_by_the_class_path(tmp_path, libjvm) -> None:
+    """The first start records the classes it loads; when it exits a background dump
+    makes the archive; later starts map the class path's classes from it; a changed jar
+    (its mtime) makes another key: recorded again, a second archive."""
+    import os
+    import shutil
+    cache, log = str(tmp_path), str(tmp_path / "classes.log")
+    jar = str(tmp_path / "app.jar")
+    shutil.copy(os.environ.get("P4J_FIXTURES_JAR") or "build/tests/py4jni-test-fixtures.jar",
+                jar)
+    assert _cp_run(cache, jar, log, libjvm) == f"file:{jar}"  # recording run
+    (first,) = _cp_archives(cache)
+    assert not any(n.endswith(".classlist") for n in os.listdir(tmp_path / "py4jni"))
+    assert _cp_run(cache, jar, log, libjvm) == "shared objects file"
+    with open(log) as f:
+        assert " java.lang.Object source: shared objects file" in f.read()
+    st = os.stat(jar)
+    os.utime(jar, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    assert _cp_run(cache, jar, log, libjvm) == f"file:{jar}"
+    archives = _cp_archives(cache)
+    assert first in archives and len(archives) == 2
+    assert _cp_run(cache, jar, log, libjvm) == "shared objects file"
+
+
+def test_damaged_classpath_archive_is_dropped(tmp_path) -> None:
+    """A truncated archive is deleted (and made again); garbage under an honest name is
+    rejected by HotSpot, silently, and the gateway works with the jar's classes."""
+    import os
+    import shutil
+    cache, log = str(tmp_path), str(tmp_path / "classes.log")
+    jar = str(tmp_path / "app.jar")
+    shutil.copy(os.environ.get("P4J_FIXTURES_JAR") or "build/tests/py4jni-test-fixtures.jar",
+                jar)
+    # a list left by a recording process that was killed is removed by the next one
+    from py4jni import _cds, _py4jni, helper_jar_path
+    key = _cds.classpath_key(helper_jar_path(), _py4jni.find_libjvm(None),
+                             f"{helper_jar_path()}{os.pathsep}{jar}", [])
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    os.makedirs(tmp_path / "py4jni")
+    orphan = tmp_path / "py4jni" / f"py4jni-{key}.{dead.pid}.classlist"
+    orphan.write_text("java/lang/Object\n")
+    _cp_run(cache, jar, log, None)
+    assert not orphan.exists()
+    (good,) = _cp_archives(cache)
+    with open(good, "rb") as f:
+        data = f.read()
+    truncated = _replace_archive(good, data[: len(data) // 3], honest_name=False)
+    assert _cp_run(cache, jar, log, None) == f"file:{jar}"
+    assert not os.path.exists(truncated)
+    (remade,) = _cp_archives(cache)
+    garbage = _replace_archive(remade, os.urandom(len(data)), honest_name=True)
+    assert _cp_run(cache, jar, log, None) == f"file:{jar}"
+    assert os.path.exists(garbage)
+
+
+def test_classpath_recording_of_a_jvm_that_did_not_start_leaves_nothing(tmp_path) -> None:
+    """A start that fails (the JVM's own error) records nothing: no creator runs, no
+    list, lock or ``.failed`` is left, so a later good start records and dumps."""
+    import os
+    jar = os.environ.get("P4J_FIXTURES_JAR") or "build/tests/py4jni-test-fixtures.jar"
+    code = ("from py4jni import JavaGateway, Py4JError\n"
+            "try:\n"
+            f"    JavaGateway(classpath={jar!r}, cds='classpath', jvm_options=['-Xmx1k'])\n"
+            "except Py4JError:\n"
+            "    print('refused')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)})
+    assert "refused" in r.stdout, r.stdout + r.stderr
+    left = os.listdir(tmp_path / "py4jni")
+    assert not [n for n in left if n.startswith("py4jni-cp-")], left
+
+
+def test_a_jdk_25_start_with_module_options_keeps_the_jdks_archive(tmp_path) -> None:
+    """HotSpot 25 refuses an AOT cache made without the start's module options and then
+    maps no archive at all: with module options py4jni passes none of its own, and the
+    JDK's archive serves the JDK's classes."""
+    import os
+    if not os.path.exists(TEMURIN_25):
+        pytest.skip(f"no JDK 25 at {TEMURIN_25}")
+    cache, log = str(tmp_path), str(tmp_path / "classes.log")
+    opts = "['--add-opens=java.base/java.nio=ALL-UNNAMED', '-Xlog:class+load:file=" + log + "']"
+    _run(cache, args=f"libjvm={TEMURIN_25!r}")
+    _archive(cache, TEMURIN_25)  # py4jni's AOT cache exists
+    _run(cache, args=f"libjvm={TEMURIN_25!r}, jvm_options={opts}")
+    with open(log) as f:
+        assert " java.lang.Object source: shared objects file" in f.read()

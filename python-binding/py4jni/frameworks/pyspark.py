@@ -9,16 +9,22 @@ unchanged.
 
 What ``spark-submit pyspark-shell`` gives the driver, done here (Spark 4.x):
 
-- classpath: ``spark.driver.extraClassPath``, ``$SPARK_CONF_DIR`` (or
-  ``$SPARK_HOME/conf``) when it exists, every jar of ``$SPARK_HOME/jars`` (pip's
-  ``pyspark/jars``), ``--jars``;
-- JVM options: ``-Xmx`` from ``spark.driver.memory`` (default 1g), the launcher's Java
-  17+ module options (``JAVA_MODULE_OPTIONS``), ``spark.driver.defaultJavaOptions`` and
+- environment: spark-submit's (its scripts run by ``py4jni.frameworks.spark_env``:
+  ``load-spark-env.sh``, ``spark-env.sh``, ``SPARK_SCALA_VERSION``...) while the JVM
+  starts and takes its copy; this process's own environment is then restored;
+- classpath: ``spark.driver.extraClassPath`` and ``.defaultExtraClassPath``,
+  ``$SPARK_CONF_DIR`` (or ``$SPARK_HOME/conf``) when it exists, every jar of
+  ``$SPARK_HOME/jars`` (pip's ``pyspark/jars``), ``--jars``;
+- JVM options: ``-Xmx`` from ``spark.driver.memory`` (else ``SPARK_DRIVER_MEMORY``,
+  ``SPARK_MEM``; default 1g), the launcher's Java 17+ module options
+  (``JAVA_MODULE_OPTIONS``), ``SPARK_SUBMIT_OPTS``, ``spark.driver.defaultJavaOptions`` and
   ``spark.driver.extraJavaOptions``, ``spark.driver.extraLibraryPath`` in front of
   ``java.library.path``;
 - system properties: every conf entry plus SparkSubmit's defaults (``spark.master``
   ``local[*]``, ``spark.app.name`` ``pyspark-shell``, client deploy mode,
-  ``spark.ui.showConsoleProgress``), as ``-D`` options;
+  ``spark.ui.showConsoleProgress``), as ``-D`` options, and ``SPARK_SUBMIT=true``;
+- class-data sharing of the class path (``cds="classpath"``, py4jni/_cds.py): the first
+  session records the classes it loads, later ones map them from an archive;
 - log level WARN, as Spark's shells set it;
 - ``PYSPARK_PYTHON`` defaults to this interpreter (Python workers import this
   pyspark), ``SPARK_HOME`` is exported for the JVM.
@@ -59,7 +65,7 @@ import shlex
 import sys
 from typing import Any
 
-from .. import clientserver, java_gateway
+from .. import _cds, clientserver, java_gateway
 from ..protocol import Py4JError
 from .adapter import (Adapter, InProcessCallbacks, Launch, replace_name,
                       system_property_options)
@@ -194,8 +200,9 @@ def _driver_props(conf: Any) -> dict[str, str]:
         props.update(dict(conf.getAll()))
     for key, value in SHELL_DEFAULTS.items():
         props.setdefault(key, value)
-    if "SPARK_DRIVER_MEMORY" in os.environ:
-        props.setdefault("spark.driver.memory", os.environ["SPARK_DRIVER_MEMORY"])
+    for name in ("SPARK_DRIVER_MEMORY", "SPARK_MEM"):  # the launcher's order
+        if name in os.environ:
+            props.setdefault("spark.driver.memory", os.environ[name])
     return props
 
 
@@ -208,7 +215,8 @@ def driver_classpath(props: dict[str, str] | None = None) -> list[str]:
     if not jars:
         raise Py4JError(f"py4jni.pyspark: no Spark jars in {os.path.join(home, 'jars')} "
                         "(set SPARK_HOME or pip install pyspark)")
-    cp = [p for p in props.get("spark.driver.extraClassPath", "").split(os.pathsep) if p]
+    cp = [p for key in ("spark.driver.extraClassPath", "spark.driver.defaultExtraClassPath")
+          for p in props.get(key, "").split(os.pathsep) if p]
     if os.path.isdir(_conf_dir(home)):
         cp.append(_conf_dir(home))
     cp += jars
@@ -223,6 +231,7 @@ def driver_launch(props: dict[str, str]) -> Launch:
     the Python workers Spark starts)."""
     memory = props.get("spark.driver.memory", "1g").strip().lower().removesuffix("b")
     opts = [f"-Xmx{memory}", *JAVA_MODULE_OPTIONS]
+    opts += shlex.split(os.environ.get("SPARK_SUBMIT_OPTS", ""))  # the launcher reads it
     opts += shlex.split(props.get("spark.driver.defaultJavaOptions", ""))
     opts += shlex.split(props.get("spark.driver.extraJavaOptions", ""))
     libs = props.get("spark.driver.extraLibraryPath")
@@ -233,9 +242,10 @@ def driver_launch(props: dict[str, str]) -> Launch:
     home = spark_home()
     env = {"SPARK_HOME": os.environ.get("SPARK_HOME") or home,
            "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON") or sys.executable}
+    sysprops = {k: v for k, v in sorted(props.items()) if k.startswith("spark.")}
+    sysprops["SPARK_SUBMIT"] = "true"  # SparkSubmit sets it for the programs it runs
     return Launch(classpath=driver_classpath(props), jvm_options=opts,
-                  system_properties={k: v for k, v in sorted(props.items())
-                                     if k.startswith("spark.")},
+                  system_properties=sysprops,
                   environment=env, main_class="org.apache.spark.deploy.SparkSubmit")
 
 
@@ -288,14 +298,27 @@ def _launch_gateway(conf: Any = None, popen_kwargs: Any = None) -> Any:
     with ADAPTER.lock:
         if ADAPTER.gateway is not None:
             return ADAPTER.gateway
-        launch = driver_launch(_driver_props(conf))
-        # the token is PySpark's secret for its accumulator server (read from
-        # gateway_parameters); the gateway itself is in-process, whatever the params
-        gateway = ADAPTER.embed(
-            launch, clientserver.ClientServer,
-            java_parameters=clientserver.JavaParameters(
-                auth_token=secrets.token_hex(16), auto_convert=True),
-            python_parameters=clientserver.PythonParameters(port=0, eager_load=False))
+        home = spark_home()
+        os.environ.setdefault("SPARK_HOME", home)  # kept in this process too
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        from . import spark_env
+        try:  # spark-submit's environment (spark-env.sh's included) until the JVM has it
+            restore_env = spark_env.for_jvm_start(home)
+        except OSError as exc:
+            raise Py4JError(f"py4jni.pyspark: {exc}") from None
+        try:
+            launch = driver_launch(_driver_props(conf))
+            # the token is PySpark's secret for its accumulator server (read from
+            # gateway_parameters); the gateway itself is in-process, whatever the params
+            gateway = ADAPTER.embed(
+                launch, clientserver.ClientServer,
+                java_parameters=clientserver.JavaParameters(
+                    auth_token=secrets.token_hex(16), auto_convert=True),
+                python_parameters=clientserver.PythonParameters(port=0, eager_load=False),
+                cds=_cds.CLASSPATH)
+            gateway.jvm.java.lang.System.getenv()  # the JVM's copy of the environment
+        finally:
+            restore_env()
         pyspark_view: Any = gateway  # PySpark's attributes, not the class's
         pyspark_view.proc = None
         pyspark_view._callback_server = InProcessCallbacks()
