@@ -1,0 +1,177 @@
+"""Staged next to py4j's tests by harness.py (PY4J_SUITE_MODE: inproc, socket, py4j).
+
+- Every test: Java processes a test started (servers) must be gone within 5 s of its
+  end; one still running is killed and the test is recorded in
+  $PY4J_SUITE_OUT/left_a_server.txt (counted as a failure), so no test can pass on a
+  server an earlier test left. A test still running after 25 s has its Java children
+  killed (recorded the same way) and, 15 s later, is interrupted; harness.py does the
+  same from outside at 35 s (a thread blocked in C with the GIL held runs no handler).
+  The running test's id is in $PY4J_SUITE_OUT/current.
+- inproc: ``multiprocessing.Process.start`` of a target that starts a Java server runs
+  the target's command line through a recorder instead: the servers whose in-process
+  equivalent is the embedded JVM (entry point ExampleEntryPoint) are not started, any
+  other makes the test not applicable (unittest.SkipTest naming the server).
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import subprocess
+import time
+import unittest
+from typing import Any, Iterator
+
+import pytest
+
+MODE = os.environ.get("PY4J_SUITE_MODE", "py4j")
+OUT = os.environ.get("PY4J_SUITE_OUT", ".")
+# Java main classes whose in-process equivalent is the embedded JVM with
+# ExampleEntryPoint as the gateway's entry point (a GatewayServer / ClientServer of it).
+INPROC_EQUIVALENT = {"py4j.examples.ExampleApplication",
+                     "py4j.examples.SingleThreadApplication"}
+TEST_LIMIT_S = 25  # below the harness's 35 s, which also works when the GIL is held
+
+
+def _children() -> dict[int, int]:
+    """pid -> parent pid of every process on the machine."""
+    table = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                table[int(entry)] = int(fields[1])
+            except (OSError, IndexError, ValueError):
+                pass
+    return table
+
+
+def _java_descendants() -> list[int]:
+    """Java processes below this one (the servers tests start)."""
+    parents = _children()
+    me = os.getpid()
+    found = []
+    for pid in parents:
+        p, hops = pid, 0
+        while p > 1 and hops < 32:
+            p = parents.get(p, 0)
+            hops += 1
+            if p == me:
+                break
+        if p != me:
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv0 = f.read().split(b"\0")[0]
+        except OSError:
+            continue
+        if os.path.basename(argv0) == b"java":
+            found.append(pid)
+    return found
+
+
+def _kill(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _record_leak(nodeid: str) -> None:
+    parts = nodeid.split("::")
+    module = os.path.splitext(os.path.basename(parts[0]))[0]
+    with open(os.path.join(OUT, "left_a_server.txt"), "a") as f:
+        f.write("::".join([module] + parts[1:]) + "\n")
+
+
+@pytest.fixture(autouse=True)
+def _no_server_outlives_its_test(request: pytest.FixtureRequest) -> Iterator[None]:
+    nodeid = request.node.nodeid
+    state = {"stage": 0}
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        if state["stage"] == 0:
+            state["stage"] = 1
+            pids = _java_descendants()
+            if pids:
+                _record_leak(nodeid)
+                _kill(pids)
+            signal.alarm(15)
+        else:
+            raise TimeoutError(f"harness: test still running after {TEST_LIMIT_S + 15} s")
+
+    with open(os.path.join(OUT, "current"), "w") as f:
+        f.write(nodeid)
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(TEST_LIMIT_S)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+        try:
+            os.remove(os.path.join(OUT, "current"))
+        except OSError:
+            pass
+        deadline = time.monotonic() + 5
+        pids = _java_descendants()
+        while pids and time.monotonic() < deadline:
+            time.sleep(0.1)
+            pids = _java_descendants()
+        if pids:
+            if state["stage"] == 0:
+                _record_leak(nodeid)
+            _kill(pids)
+            time.sleep(0.5)
+
+
+class _Recorded(Exception):
+    def __init__(self, argv: list[str]) -> None:
+        super().__init__(argv)
+        self.argv = argv
+
+
+def _main_class(argv: list[str]) -> str | None:
+    if not argv or os.path.basename(str(argv[0])) != "java":
+        return None
+    skip = False
+    for arg in argv[1:]:
+        if skip:
+            skip = False
+        elif arg in ("-cp", "-classpath", "--class-path"):
+            skip = True
+        elif not str(arg).startswith("-"):
+            return str(arg)
+    return None
+
+
+if MODE == "inproc":
+    _original_start = multiprocessing.Process.start
+
+    def _start(self: Any) -> None:
+        target = getattr(self, "_target", None)
+        if target is None:
+            return _original_start(self)
+
+        def record(args: Any, *rest: Any, **kwargs: Any) -> int:
+            raise _Recorded(list(args))
+
+        saved = subprocess.call
+        subprocess.call = record  # type: ignore[assignment]
+        try:
+            target(*self._args, **self._kwargs)
+            argv = None  # the target ran here without starting a process
+        except _Recorded as rec:
+            argv = rec.argv
+        finally:
+            subprocess.call = saved  # type: ignore[assignment]
+        main = _main_class(argv) if argv else None
+        if argv and main not in INPROC_EQUIVALENT:
+            raise unittest.SkipTest(
+                f"not applicable in-process: needs its own server ({main or argv[0]})")
+        self._target = lambda *a, **k: None
+        return _original_start(self)
+
+    multiprocessing.Process.start = _start  # type: ignore[method-assign]
