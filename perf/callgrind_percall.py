@@ -8,7 +8,9 @@ The child warms the scenario up (the JIT settles), calls ``os.getpgid(0)`` (call
 dumps its counters on entering getpgid, which neither Python nor the JVM calls
 otherwise), runs the scenario N times, and calls it again: the Ir between the two
 dumps, over N, is the figure (all threads counted, as the JVM's own work belongs to
-the call). Needs valgrind; PYTHONPATH must reach the py4jni build.
+the call; the whole-process figure moves by ~1.5% between runs with the JIT and GC),
+beside the Ir in py4jni's own extension alone (exact). Needs valgrind; PYTHONPATH must
+reach the py4jni build.
 """
 from __future__ import annotations
 
@@ -58,7 +60,20 @@ def total_ir(path: str) -> int:
     raise RuntimeError(f"no totals in {path}")
 
 
-def measure(name: str, calls: int, warmup: int) -> float:
+def own_ir(path: str) -> int:
+    """Ir spent in py4jni's own code (the _py4jni extension: binding, bridge, jni/) in
+    one callgrind dump: deterministic, unlike the whole process's JIT and GC work."""
+    out = subprocess.run(["callgrind_annotate", "--threshold=100", "--inclusive=no", path],
+                         capture_output=True, text=True, check=True).stdout
+    total = 0
+    for line in out.splitlines():
+        m = re.match(r"\s*([\d,]+)\s+(?:\(\s*[\d.]+%\)\s+)?(\S.*)", line)
+        if m and "_py4jni" in m.group(2):
+            total += int(m.group(1).replace(",", ""))
+    return total
+
+
+def measure(name: str, calls: int, warmup: int) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "cg.out")
         subprocess.run(["valgrind", "--tool=callgrind", "--dump-before=getpgid",
@@ -67,11 +82,13 @@ def measure(name: str, calls: int, warmup: int) -> float:
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         parts = sorted(glob.glob(out + ".*"), key=lambda p: int(p.rsplit(".", 1)[1]))
         irs = [total_ir(p) for p in parts]
+        own = [own_ir(p) for p in parts[1:3]]
         # parts: start..1st getpgid, the loop, [the setLength loop,] the rest
-        per_call = irs[1] / calls
+        per_call, per_call_own = irs[1] / calls, own[0] / calls
         if SCENARIOS[name][0].startswith("sb"):
             per_call -= irs[2] / calls
-        return per_call
+            per_call_own -= own[1] / calls
+        return per_call, per_call_own
 
 
 def main() -> int:
@@ -85,7 +102,8 @@ def main() -> int:
         child(opts.child, opts.calls, opts.warmup)
         return 0
     for name in opts.scenarios:
-        print(f"{name}: {measure(name, opts.calls, opts.warmup):.0f} Ir/call", flush=True)
+        total, own = measure(name, opts.calls, opts.warmup)
+        print(f"{name}: {total:.0f} Ir/call ({own:.0f} in py4jni's extension)", flush=True)
     return 0
 
 

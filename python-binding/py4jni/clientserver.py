@@ -136,6 +136,10 @@ class JavaClient(GatewayClient, metaclass=_JavaClientType):
         return client
 
 
+JavaClient.get_thread_connection = _py4jni.Client.get_thread_connection
+JavaClient.set_thread_connection = _py4jni.Client.set_thread_connection
+
+
 class PythonServer(CallbackServer):
     """py4j's server of the pinned-thread mode: accepts the connections Java threads
     open to Python (``python_parameters`` address and port) and serves each on a Python
@@ -275,11 +279,29 @@ class ClientServerConnection(CallbackConnection):
                              name=f"py4jni-clientserver-connection-{self.socket.fileno()}")
         self.thread.start()
 
+    def shutdown_socket(self, remote_port: int, local_port: int) -> None:
+        """py4j's: asks the Java side to shut its socket with these ports down (py4j's
+        ``z`` command), then closes this connection. Errors are logged."""
+        if not self.is_connected:
+            raise Py4JError("Gateway must be connected to send cancel cmd.")
+        try:
+            quiet_close(self.stream)
+            self.socket.sendall(f"z\n127.0.0.1\n{remote_port}\n{local_port}\n".encode("utf-8"))
+            self.close()
+            self.is_connected = False
+        except Exception:  # noqa: BLE001 - py4j logs it
+            logger.exception("Exception occurred while shutting down connection")
+
     def run(self) -> None:
         """Serves Java's commands on this thread until Java closes the connection."""
         client = self.java_client
         if isinstance(client, _py4jni.Client) and client.caps & _py4jni.CAP_PINNED:
             client.set_thread_connection(self)  # as py4j: this thread's connection
+        self.wait_for_commands()
+
+    def wait_for_commands(self) -> None:
+        """Serves Java's commands on this connection, on the calling thread, until Java
+        closes it (the C client reads, runs them through the command hook, answers)."""
         try:
             # C serves (and closes) a duplicate; the socket stays here for close()
             fd = os.dup(self.socket.fileno())

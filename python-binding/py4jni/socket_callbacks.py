@@ -97,44 +97,30 @@ class PythonProxyPool:
     interface: ``pool[id]``, ``del pool[id]``, ``pool.put(obj, force_id=None)``,
     ``pool.clear()``, ``id in pool``, ``len(pool)``; plus ``release(id)``.
 
-    ``put`` counts one more Java proxy of ``obj`` (an object already in the pool keeps
-    its id); ``release`` (py4j's ``g`` command) counts one less and drops the entry at
-    zero. A forced id (the Python entry point, ``"t"``) is never released."""
+    As py4j's: each ``put`` is an entry of its own, with a new id (the same object
+    passed twice is two entries, one per Java proxy); ``release`` (py4j's ``g``
+    command, sent when Java's GC collects that proxy) drops it. A forced id (the Python
+    entry point, ``"t"``) is never released."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.dict: dict[str, Any] = {}      # id -> object (callbacks read it unlocked)
-        self._counts: dict[str, int] = {}   # id -> Java proxies made for it
-        self._ids: dict[int, str] = {}      # id(object) -> id, for counted ids
 
     def put(self, obj: Any, force_id: str | None = None) -> str:
-        """Adds ``obj`` (or counts one more Java proxy of it); returns its id."""
+        """Adds ``obj`` under a new id (or ``force_id``); returns the id."""
         with self.lock:
-            if force_id:
-                self.dict[force_id] = obj
-                return force_id
-            pid = self._ids.get(id(obj))
-            if pid is not None:
-                self._counts[pid] += 1
-                return pid
-            pid = PYTHON_PROXY_PREFIX + str(next(_next_number))
+            pid = force_id or PYTHON_PROXY_PREFIX + str(next(_next_number))
             self.dict[pid] = obj
-            self._counts[pid] = 1
-            self._ids[id(obj)] = pid
             return pid
 
     def release(self, pid: str) -> bool:
-        """One Java proxy of ``pid`` was finalized; returns False for an unknown id."""
+        """Java's proxy ``pid`` was finalized; returns False for an unknown id."""
+        if pid == ENTRY_POINT_OBJECT_ID:
+            return False
         with self.lock:
-            count = self._counts.get(pid)
-            if count is None:
-                return False
-            if count > 1:
-                self._counts[pid] = count - 1
-                return True
-            del self._counts[pid]
-            obj = self.dict.pop(pid)
-            del self._ids[id(obj)]
+            obj = self.dict.pop(pid, _MISSING)
+        if obj is _MISSING:
+            return False
         del obj  # outside the lock: its __del__ may run anything
         return True
 
@@ -143,16 +129,12 @@ class PythonProxyPool:
 
     def __delitem__(self, pid: str) -> None:
         with self.lock:
-            obj = self.dict.pop(pid)
-            if self._counts.pop(pid, None) is not None:
-                del self._ids[id(obj)]
+            del self.dict[pid]
 
     def clear(self) -> None:
         with self.lock:
             old = self.dict
             self.dict = {}
-            self._counts.clear()
-            self._ids.clear()
         old.clear()
 
     def __contains__(self, pid: object) -> bool:
@@ -160,6 +142,9 @@ class PythonProxyPool:
 
     def __len__(self) -> int:
         return len(self.dict)
+
+
+_MISSING = object()
 
 
 def _identity_hash(obj: Any) -> int:
@@ -382,6 +367,8 @@ class CallbackServer:
         self._accepted = 0
         self.lock = threading.RLock()
         self.is_shutdown = False
+        self.is_shutting_down = False  # py4j's: set when shutdown() begins
+        self.ssl_context = getattr(callback_server_parameters, "ssl_context", None)
         self.server_socket: socket.socket | None = None
         self.thread: threading.Thread | None = None
         self._listening_address = self.address
@@ -475,6 +462,7 @@ class CallbackServer:
         with self.lock:
             if self.is_shutdown:
                 return
+            self.is_shutting_down = True
         _signal("pre_server_shutdown", self, server=self)
         with self.lock:
             if self.is_shutdown:

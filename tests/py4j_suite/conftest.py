@@ -10,7 +10,8 @@
 - inproc: ``multiprocessing.Process.start`` of a target that starts a Java server runs
   the target's command line through a recorder instead: the servers whose in-process
   equivalent is the embedded JVM (entry point ExampleEntryPoint) are not started, any
-  other makes the test not applicable (unittest.SkipTest naming the server).
+  other makes the test not applicable (unittest.SkipTest naming the server). Tests
+  of the socket machinery itself (NOT_APPLICABLE_INPROC) are skipped with the reason.
 """
 from __future__ import annotations
 
@@ -30,6 +31,33 @@ OUT = os.environ.get("PY4J_SUITE_OUT", ".")
 # ExampleEntryPoint as the gateway's entry point (a GatewayServer / ClientServer of it).
 INPROC_EQUIVALENT = {"py4j.examples.ExampleApplication",
                      "py4j.examples.SingleThreadApplication"}
+# Tests of py4j's suite that cannot apply in-process, whatever their server: the thing
+# they test is the socket machinery itself (node id suffix or class -> reason).
+_NO_SERVER = "there is no server process in-process"
+NOT_APPLICABLE_INPROC = {
+    "java_gateway_test.py::GatewayLauncherTest":
+        "launch_gateway's child server process (" + _NO_SERVER + ")",
+    "java_gateway_test.py::RetryTest": "socket connection retries (no connection in-process)",
+    "client_server_test.py::RetryTest": "socket connection retries (no connection in-process)",
+    "java_gateway_test.py::ProtocolTest::testProtocolSend":
+        "py4j's wire protocol on a test connection (no wire protocol in-process)",
+    "java_gateway_test.py::StreamTest": "py4j's binary socket protocol (JavaMember.stream)",
+    "client_server_test.py::IntegrationTest::testStream":
+        "py4j's binary socket protocol (JavaMember.stream)",
+    "py4j_signals_test.py": "signals of the socket callback server (no callback server "
+                            "in-process)",
+    "java_gateway_test.py::JVMTest::testJavaGatewayServer":
+        "the GatewayServer object (" + _NO_SERVER + ")",
+    "client_server_test.py::IntegrationTest::testPythonGC":
+        "the GatewayServer object's bindings (" + _NO_SERVER + ")",
+    "java_callback_test.py::ResetCallbackClientTest":
+        "resetCallbackClient of the GatewayServer object (" + _NO_SERVER + ")",
+    "java_gateway_test.py::DeprecatedTest::test_gateway_client":
+        "GatewayClient() is a socket client to a server process",
+    "java_gateway_test.py::ThreadTest": "GatewayClient() is a socket client to a server process",
+    "client_server_test.py::GarbageCollectionTest::testCleanConnections":
+        "the pool of socket connections (gateway_client.deque)",
+}
 TEST_LIMIT_S = 25  # below the harness's 35 s, which also works when the GIL is held
 
 
@@ -86,9 +114,19 @@ def _record_leak(nodeid: str) -> None:
         f.write("::".join([module] + parts[1:]) + "\n")
 
 
+def _not_applicable(nodeid: str) -> str | None:
+    tail = nodeid.split("/")[-1]
+    for key, reason in NOT_APPLICABLE_INPROC.items():
+        if tail == key or tail.startswith(key + "::"):
+            return reason
+    return None
+
+
 @pytest.fixture(autouse=True)
 def _no_server_outlives_its_test(request: pytest.FixtureRequest) -> Iterator[None]:
     nodeid = request.node.nodeid
+    if MODE == "inproc" and _not_applicable(nodeid):
+        pytest.skip("not applicable in-process: " + str(_not_applicable(nodeid)))
     state = {"stage": 0}
 
     def on_alarm(signum: int, frame: Any) -> None:
