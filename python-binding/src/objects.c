@@ -52,23 +52,23 @@ static PyObject *member_vectorcall(PyObject *self, PyObject *const *args, size_t
                                    PyObject *kwnames);
 
 /* Refuses a Java member name holding NUL (Java would see it cut there): 0, or -1 with
- * Py4JError. Names that are interned are not scanned: Python interns the identifiers
- * of code (obj.name), which cannot hold NUL; getattr(obj, s) passes s itself. */
-static int check_member_name(PyObject *name, const char *cname, Py_ssize_t len)
+ * Py4JError. Callers skip interned names: Python interns the identifiers of code
+ * (obj.name), which cannot hold NUL; getattr(obj, s) passes s itself. */
+static __attribute__((noinline, cold)) int check_member_name(PyObject *name, const char *cname,
+                                                             Py_ssize_t len)
 {
-    if (PyUnicode_CHECK_INTERNED(name) || !memchr(cname, 0, (size_t)len))
+    if (!memchr(cname, 0, (size_t)len))
         return 0;
     PyErr_Format(p4j_reg.Py4JError ? p4j_reg.Py4JError : PyExc_ValueError,
                  "py4jni: a Java member name cannot hold NUL: %R", name);
     return -1;
 }
 
-PyObject *p4jpy_member_new(PyObject *owner, PyObject *name, unsigned flags)
+/* A JavaMember for `name`, whose NUL check the caller made (or was not needed). */
+static inline __attribute__((always_inline)) PyObject *
+member_new_checked(PyObject *owner, PyObject *name, unsigned flags, const char *cname,
+                   Py_ssize_t len)
 {
-    Py_ssize_t len;
-    const char *cname = PyUnicode_AsUTF8AndSize(name, &len);
-    if (!cname || check_member_name(name, cname, len) < 0)
-        return NULL;
     JavaMemberObject *m;
     if (member_freelist_len > 0) {
         m = member_freelist[--member_freelist_len];
@@ -88,6 +88,26 @@ PyObject *p4jpy_member_new(PyObject *owner, PyObject *name, unsigned flags)
     m->vectorcall = member_vectorcall;
     m->site = NULL;
     return (PyObject *)m;
+}
+
+/* p4jpy_member_new for an interned `name` (no NUL check: see check_member_name). */
+static PyObject *member_new_interned(PyObject *owner, PyObject *name)
+{
+    Py_ssize_t len;
+    const char *cname = PyUnicode_AsUTF8AndSize(name, &len);
+    return cname ? member_new_checked(owner, name, 0, cname, len) : NULL;
+}
+
+PyObject *p4jpy_member_new(PyObject *owner, PyObject *name, unsigned flags)
+{
+    Py_ssize_t len;
+    const char *cname = PyUnicode_AsUTF8AndSize(name, &len);
+    if (!cname)
+        return NULL;
+    if (__builtin_expect(!PyUnicode_CHECK_INTERNED(name), 0) &&
+        check_member_name(name, cname, len) < 0)
+        return NULL;
+    return member_new_checked(owner, name, flags, cname, len);
 }
 
 static void member_dealloc(PyObject *self)
@@ -430,21 +450,25 @@ static PyObject *jobject_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     return PyObject_CallFunctionObjArgs(p4j_reg.object_from_id, id, client, NULL);
 }
 
-/* True when `name` is a str whose first character is not '_'. No attribute that
- * JavaObjectType defines or inherits from object has such a name, and a static type
- * cannot gain one (immutable), so on a plain JavaObject it is always a Java member. */
+/* True when `name` is an interned ASCII str whose first character is not '_' (other
+ * names take the slow path, which decides the same for them). No attribute
+ * that JavaObjectType defines or inherits from object has such a name, and a static
+ * type cannot gain one (immutable), so on a plain JavaObject it is always a Java
+ * member; interned (as the names of code are), it holds no NUL (see
+ * check_member_name). */
 static int plain_member_name(PyObject *name)
 {
-    return PyUnicode_CheckExact(name) && PyUnicode_GET_LENGTH(name) > 0 &&
-           PyUnicode_READ_CHAR(name, 0) != '_';
+    /* compact ASCII, as identifiers are: the first character follows the header */
+    return PyUnicode_CheckExact(name) && PyUnicode_CHECK_INTERNED(name) &&
+           PyUnicode_IS_COMPACT_ASCII(name) && PyUnicode_GET_LENGTH(name) > 0 &&
+           ((const char *)((PyASCIIObject *)name + 1))[0] != '_';
 }
 
-static PyObject *jobject_getattro(PyObject *self, PyObject *name)
+/* jobject_getattro's path for every name but a plain JavaObject's plain member (kept
+ * out of line so the fast path's function stays small). */
+static __attribute__((noinline)) PyObject *jobject_getattro_slow(PyObject *self, PyObject *name)
 {
     PyTypeObject *type = Py_TYPE(self);
-    if (type == &JavaObjectType && plain_member_name(name) &&
-        !((JavaObject *)self)->client->auto_field)
-        return p4jpy_member_new(self, name, 0);
     if (_PyType_Lookup(type, name))
         return PyObject_GenericGetAttr(self, name);
     if (type != &JavaObjectType) {
@@ -472,6 +496,14 @@ static PyObject *jobject_getattro(PyObject *self, PyObject *name)
         }
     }
     return p4jpy_member_new(self, name, 0);
+}
+
+static PyObject *jobject_getattro(PyObject *self, PyObject *name)
+{
+    if (Py_IS_TYPE(self, &JavaObjectType) && plain_member_name(name) &&
+        !((JavaObject *)self)->client->auto_field)
+        return member_new_interned(self, name);
+    return jobject_getattro_slow(self, name);
 }
 
 /* Attributes set from Python live in a __dict__ made on the first one (py4j's Python
@@ -837,7 +869,7 @@ static PyObject *jclass_member(JavaClassObject *o, PyObject *name)
     Py_ssize_t cname_len;
     const char *cname = PyUnicode_AsUTF8AndSize(name, &cname_len);
     if (!cname || check_member_name(name, cname, cname_len) < 0)
-        return NULL;
+        return NULL; /* a miss: scanned whether interned or not */
     ClientObject *cl = o->client;
     p4j_value out;
     p4j_error err = {0};
