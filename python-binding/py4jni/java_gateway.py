@@ -611,18 +611,22 @@ class JavaGateway(_py4jni.Namespace):
         params.port, params.auth_token = the_port, token
         gateway = cls(gateway_parameters=params, **gateway_kwargs)
         gateway.java_process = proc
+        gateway.__dict__["_java_dies_on_exit"] = die_on_exit
         return gateway
 
     def shutdown(self, raise_exception: bool = False) -> None:
         """Closes the gateway: later use of its objects raises Py4JError. Socket mode:
         as py4j, asks the GatewayServer to shut down (a server this gateway launched is
-        waited for, killed if it ignores the request; ``java_process`` stays readable).
-        In-process the JVM stays up (a JVM cannot be restarted in one process)."""
+        waited for, killed if it ignores the request; ``java_process`` stays readable;
+        as py4j, one launched with ``die_on_exit`` is left to end when its stdin closes,
+        at the latest when this process exits). In-process the JVM stays up (a JVM
+        cannot be restarted in one process)."""
         from . import _hooks
         _hooks.before_shutdown(self)
         self._transport.stop_server(self, raise_exception)
         proc = self.__dict__.get("java_process")
-        if proc is not None and proc.poll() is None:
+        if proc is not None and proc.poll() is None and \
+                not self.__dict__.get("_java_dies_on_exit"):
             try:
                 if proc.stdin:
                     proc.stdin.close()  # --die-on-broken-pipe servers exit on EOF

@@ -6,7 +6,8 @@
   server an earlier test left. A test still running after 25 s has its Java children
   killed (recorded the same way) and, 15 s later, is interrupted; harness.py does the
   same from outside at 35 s (a thread blocked in C with the GIL held runs no handler).
-  The running test's id is in $PY4J_SUITE_OUT/current.
+  The running test's id is in $PY4J_SUITE_OUT/current. A callback server (Python)
+  still listening after its test is shut down, and the test recorded the same way.
 - inproc: ``multiprocessing.Process.start`` of a target that starts a Java server runs
   the target's command line through a recorder instead: the servers whose in-process
   equivalent is the embedded JVM (entry point ExampleEntryPoint) are not started, any
@@ -57,6 +58,13 @@ NOT_APPLICABLE_INPROC = {
     "java_gateway_test.py::ThreadTest": "GatewayClient() is a socket client to a server process",
     "client_server_test.py::GarbageCollectionTest::testCleanConnections":
         "the pool of socket connections (gateway_client.deque)",
+}
+# Tests that cannot apply to py4jni in socket mode either.
+NOT_APPLICABLE_SOCKET = {
+    "memory_leak_test.py":
+        "instruments py4j's Python classes (subclasses hooking py4j's internal factories "
+        "_create_gateway_client, _create_callback_server..., counting their instances); "
+        "py4jni's client and objects are C objects without those hooks",
 }
 TEST_LIMIT_S = 25  # below the harness's 35 s, which also works when the GIL is held
 
@@ -114,9 +122,9 @@ def _record_leak(nodeid: str) -> None:
         f.write("::".join([module] + parts[1:]) + "\n")
 
 
-def _not_applicable(nodeid: str) -> str | None:
+def _not_applicable(nodeid: str, table: dict[str, str]) -> str | None:
     tail = nodeid.split("/")[-1]
-    for key, reason in NOT_APPLICABLE_INPROC.items():
+    for key, reason in table.items():
         if tail == key or tail.startswith(key + "::"):
             return reason
     return None
@@ -125,8 +133,13 @@ def _not_applicable(nodeid: str) -> str | None:
 @pytest.fixture(autouse=True)
 def _no_server_outlives_its_test(request: pytest.FixtureRequest) -> Iterator[None]:
     nodeid = request.node.nodeid
-    if MODE == "inproc" and _not_applicable(nodeid):
-        pytest.skip("not applicable in-process: " + str(_not_applicable(nodeid)))
+    if MODE in ("inproc", "socket"):
+        reason = _not_applicable(nodeid, NOT_APPLICABLE_SOCKET)
+        if MODE == "inproc":
+            reason = _not_applicable(nodeid, NOT_APPLICABLE_INPROC) or reason
+        if reason:
+            where = "in-process" if MODE == "inproc" else "to py4jni"
+            pytest.skip(f"not applicable {where}: {reason}")
     state = {"stage": 0}
 
     def on_alarm(signum: int, frame: Any) -> None:
@@ -163,6 +176,29 @@ def _no_server_outlives_its_test(request: pytest.FixtureRequest) -> Iterator[Non
                 _record_leak(nodeid)
             _kill(pids)
             time.sleep(0.5)
+        if _stop_python_servers():  # a callback server the test left listening
+            _record_leak(nodeid)
+
+
+def _stop_python_servers() -> bool:
+    """Shuts down the callback servers / PythonServers still listening in this process
+    (a test that failed before its shutdown leaves them: the next test could not bind
+    py4j's port); True when there was one."""
+    import gc
+    import sys
+    kinds = [getattr(sys.modules.get(m), "CallbackServer", None)
+             for m in ("py4j.java_gateway", "py4jni.socket_callbacks")]
+    kinds = [k for k in kinds if isinstance(k, type)]
+    found = False
+    for obj in gc.get_objects():
+        if kinds and isinstance(obj, tuple(kinds)) and not getattr(obj, "is_shutdown", True) \
+                and getattr(obj, "server_socket", None) is not None:
+            found = True
+            try:
+                obj.shutdown()
+            except Exception:  # noqa: BLE001 - best effort
+                pass
+    return found
 
 
 class _Recorded(Exception):

@@ -353,25 +353,32 @@ def test_callback_server_methods_in_process(gateway):
 # -- launch_gateway(die_on_exit=True) then shutdown() ------------------------------------
 
 def test_launch_die_on_exit_then_shutdown():
+    """As py4j's own test: after shutdown() the child still runs (it ends when its stdin
+    closes, at the latest at this process's exit); a line on its stdin ends it."""
     from py4j.java_gateway import JavaGateway as Py4jGateway
 
     from py4jni import JavaGateway
-    theirs = Py4jGateway.launch_gateway(die_on_exit=True)
-    ours = JavaGateway.launch_gateway(die_on_exit=True)
+    gateways = [Py4jGateway.launch_gateway(die_on_exit=True),
+                JavaGateway.launch_gateway(die_on_exit=True)]
     try:
-        assert theirs.jvm.java.lang.Math.max(1, 2) == ours.jvm.java.lang.Math.max(1, 2) == 2
-        theirs.shutdown()
-        ours.shutdown()
-        # py4j: the child waits for its stdin to close (at Python's exit); py4jni closes
-        # it in shutdown() and waits: no server process outlives its gateway (README)
-        assert theirs.java_process.poll() is None
-        assert ours.java_process.poll() == 0
+        seen = []
+        for gw in gateways:
+            proc = gw.java_process
+            alive = [proc.poll() is None, gw.jvm.java.lang.Math.max(1, 2) == 2]
+            gw.shutdown()
+            alive.append(proc.poll() is None)
+            proc.stdin.write(b"\n")
+            proc.stdin.flush()
+            alive.append(proc.wait(timeout=30))
+            seen.append(alive)
+        assert seen[0] == seen[1] == [True, True, True, 0]
         with pytest.raises(Py4JError):
-            ours.jvm.java.lang.Math.max(1, 2)
+            gateways[1].jvm.java.lang.Math.max(1, 2)
     finally:
-        theirs.java_process.stdin.close()
-        theirs.java_process.wait(timeout=30)
-    assert theirs.java_process.returncode == 0
+        for gw in gateways:
+            if gw.java_process.poll() is None:
+                gw.java_process.kill()
+                gw.java_process.wait()
 
 
 # -- Python proxies in py4j's pool, py4j.finalizer's registry ------------------------------
