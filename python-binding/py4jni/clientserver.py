@@ -271,7 +271,7 @@ class ClientServerConnection(CallbackConnection):
             self.socket = self.stream = None
             self.is_connected = False
             return
-        super().close()
+        super().close(reset)
 
     def start(self) -> None:
         """Serves the connection on a new daemon thread."""

@@ -67,6 +67,7 @@ from __future__ import annotations
 
 import itertools
 import socket
+import struct
 import threading
 import weakref
 from typing import Any, Callable
@@ -266,16 +267,21 @@ class CallbackConnection:
         self.thread: threading.Thread | None = threading.Thread(
             target=self.run, daemon=True, name=f"py4jni-callback-connection-{number}")
         self._stopped = threading.Lock()  # held once server_connection_stopped was sent
+        self._reset = False  # close with a RST (py4j's set_linger)
 
     def start(self) -> None:
         if self.thread is not None:
             self.thread.start()
 
-    def close(self) -> None:
-        """Wakes the serving thread, which then closes the socket (any thread); sends
-        py4j's server_connection_stopped (once)."""
+    def close(self, reset: bool = False) -> None:
+        """Wakes the serving thread, which then closes the socket (any thread); with
+        ``reset``, as py4j, with a RST, so that Java's next write fails (and its callback
+        client retries on a new connection). Sends py4j's server_connection_stopped
+        (once)."""
+        if reset:
+            self._reset = True
         try:
-            self.socket.shutdown(socket.SHUT_RDWR)
+            self.socket.shutdown(socket.SHUT_RD if reset else socket.SHUT_RDWR)
         except OSError:
             pass
         self._signal_stopped()
@@ -300,6 +306,7 @@ class CallbackConnection:
         keep: list[Any] = []
         try:
             if token is not None and not self._authenticate(readline, sendall, token):
+                self._reset = True
                 return
             while True:
                 command = readline()
@@ -322,12 +329,17 @@ class CallbackConnection:
                 del client
                 sendall(answer)
                 keep[:] = kept  # the previous answer's objects go (deletes sent now)
+        except TimeoutError:  # read_timeout: py4j resets the connection (Java retries)
+            self._reset = True
         except (OSError, ValueError):  # closed by Java or by shutdown
             pass
         finally:
             server._forget(self)
             self._signal_stopped()
             try:
+                if self._reset:  # SO_LINGER 0: close() sends a RST
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                    struct.pack("ii", 1, 0))
                 rfile.close()
                 sock.close()
             except OSError:

@@ -444,3 +444,41 @@ def test_finalizer_registry_after_collection_as_py4j(gateway, theirs):
         gc.collect()
         deltas.append(len(registry.finalizers) - start)
     assert deltas == [0, 0]
+
+
+def test_java_retries_a_callback_connection_python_timed_out(gateway, theirs):
+    """py4j's read_timeout on a callback connection closes it with a RST, so Java's next
+    callback fails on write and its callback client retries on a new connection."""
+    import time
+
+    from py4j.java_gateway import CallbackServerParameters as Py4jCallbackParameters
+
+    from py4jni import CallbackServerParameters, JavaGateway
+    ours = JavaGateway(
+        gateway_parameters=GatewayParameters(port=gateway.gateway_parameters.port),
+        callback_server_parameters=CallbackServerParameters(port=0, read_timeout=0.25))
+    theirs.start_callback_server(Py4jCallbackParameters(port=0, read_timeout=0.25))
+    outcomes = []
+    try:
+        for gw in (ours, theirs):
+            gw.start_callback_server()
+            gw.java_gateway_server.resetCallbackClient(
+                gw.java_gateway_server.getCallbackClient().getAddress(),
+                gw.get_callback_server().get_listening_port())
+            calc = gw.jvm.org.py4jni.fixtures.Callbacks
+            seen = [calc.apply(Adder(), 1, 2)]
+            first = list(gw.get_callback_server().connections)
+            time.sleep(0.6)  # Python's side of the connection times out
+            seen.append(calc.apply(Adder(), 3, 4))  # Java retries: no error
+            later = list(gw.get_callback_server().connections)
+            seen.append(bool(later) and later[0] not in first)
+            outcomes.append(seen)
+    finally:
+        theirs.shutdown_callback_server()
+        ours.shutdown_callback_server()
+        ours.close()
+        if gateway.get_callback_server() is not None:
+            gateway.java_gateway_server.resetCallbackClient(
+                gateway.java_gateway_server.getCallbackClient().getAddress(),
+                gateway.get_callback_server().get_listening_port())
+    assert outcomes[0] == outcomes[1] == [3, 7, True]

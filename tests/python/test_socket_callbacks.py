@@ -396,7 +396,10 @@ def test_auth_token_on_callback_connections(own):
         f = s.makefile("rb")
         s.sendall(b"A\nwrong\ne\n")
         assert f.readline() == b"!xn\n"
-        assert f.readline() == b""
+        try:  # then, as py4j, the connection is reset
+            assert f.readline() == b""
+        except ConnectionResetError:
+            pass
     with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
         f = s.makefile("rb")
         s.sendall(b"A\ns3cret\ne\n")
