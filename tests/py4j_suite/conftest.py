@@ -1,12 +1,12 @@
 """Staged next to py4j's tests by harness.py (PY4J_SUITE_MODE: inproc, socket, py4j).
 
 - Every test: Java processes a test started (servers) must be gone within 5 s of its
-  end; one still running is killed and the test is recorded in
-  $PY4J_SUITE_OUT/left_a_server.txt (counted as a failure), so no test can pass on a
-  server an earlier test left. A test still running after 25 s has its Java children
-  killed (recorded the same way) and, 15 s later, is interrupted; harness.py does the
-  same from outside at 35 s (a thread blocked in C with the GIL held runs no handler).
-  The running test's id is in $PY4J_SUITE_OUT/current. A callback server (Python)
+  end; one still running is killed and the test is recorded in left_a_server.txt of
+  the mode's output directory (counted as a failure), so no test can pass on a server
+  an earlier test left. A test still running after 25 s has its Java children killed
+  (recorded the same way) and, 15 s later, is interrupted; harness.py does the same
+  from outside at 35 s (a thread blocked in C with the GIL held runs no handler). The
+  running test's id is in that directory's file "current". A callback server (Python)
   still listening after its test is shut down, and the test recorded the same way.
 - inproc: ``multiprocessing.Process.start`` of a target that starts a Java server runs
   the target's command line through a recorder instead: the servers whose in-process
