@@ -28,6 +28,8 @@ TLS (``ssl_context``) is refused.
 from __future__ import annotations
 
 import os
+import socket
+import struct
 import threading
 import time
 import weakref
@@ -302,19 +304,30 @@ class ClientServerConnection(CallbackConnection):
     def wait_for_commands(self) -> None:
         """Serves Java's commands on this connection, on the calling thread, until Java
         closes it (the C client reads, runs them through the command hook, answers)."""
+        reset = False
         try:
             # C serves (and closes) a duplicate; the socket stays here for close()
             fd = os.dup(self.socket.fileno())
             _py4jni.serve_connection(self.java_client, fd,
                                      self.python_parameters.auth_token,
                                      float(self.python_parameters.read_timeout or 0.0))
-        except Exception:  # noqa: BLE001 - a refused token, a broken connection
+        except Exception as exc:  # noqa: BLE001 - a refused token, a broken connection
+            # py4j resets a connection that timed out or failed authentication, so that
+            # Java's next command on it fails on write and Java retries on a new one
+            reset = isinstance(exc, (Py4JNetworkError, Py4JAuthenticationError)) and (
+                "timed out" in str(exc) or isinstance(exc, Py4JAuthenticationError))
             logger.info("pinned-thread connection from Java ended with an error",
                         exc_info=True)
         finally:
             if self.server is not None:
                 self.server._forget(self)
             self._signal_stopped()
+            if reset and self.socket is not None:
+                try:  # the last descriptor of the socket: its close sends a RST
+                    self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                           struct.pack("ii", 1, 0))
+                except OSError:
+                    pass
             quiet_close(self.socket)
             self.is_connected = False
 
