@@ -331,9 +331,14 @@ static p4j_status inproc_field_set(p4j_client *c, const p4j_ref *target, unsigne
                              err) != P4J_OK) {
         char *tname = p4jj_class_name(env, m->ftype);
         char *vname = vcls ? p4jj_class_name(env, vcls) : NULL;
-        p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: cannot assign a %s%s%s%s to field %s of type %s",
-                      p4j_key_python_name(plan.keys[0]), vname ? " (" : "", vname ? vname : "",
-                      vname ? ")" : "", name, tname ? tname : m->desc);
+        if (value->kind == P4J_LONG && m->desc[0] && strchr("BSCI", m->desc[0]) && !m->desc[1])
+            p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: cannot assign %lld to field %s of type "
+                          "%s: out of the %s range", (long long)value->u.l, name,
+                          tname ? tname : m->desc, tname ? tname : m->desc);
+        else
+            p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: cannot assign a %s%s%s%s to field %s of type %s",
+                          p4j_key_python_name(plan.keys[0]), vname ? " (" : "", vname ? vname : "",
+                          vname ? ")" : "", name, tname ? tname : m->desc);
         free(tname);
         free(vname);
         return p4j_inproc_leave(env, P4J_ERROR);

@@ -386,8 +386,9 @@ bool p4j_jvm_find_libjvm(const char *explicit_path, char *out, size_t cap)
     char tried[2048] = "";
     size_t used = 0;
     if (explicit_path && *explicit_path) {
-        if (try_path(explicit_path, out, cap, &(size_t){0}))
-            return true;
+        /* a bare file name is dlopen's to find (LD_LIBRARY_PATH, the loader's cache) */
+        if (!strchr(explicit_path, '/') || try_path(explicit_path, out, cap, &(size_t){0}))
+            return snprintf(out, cap, "%s", explicit_path), true;
         return snprintf(out, cap, "libjvm not found at the given path %s", explicit_path), false;
     }
     const char *jh = getenv("JAVA_HOME");
@@ -454,7 +455,8 @@ static p4j_status create_vm(const p4j_jvm_options *o, char *cp, p4j_error *err)
     create_vm_fn create = (create_vm_fn)dlsym(lib, "JNI_CreateJavaVM");
     created_vms_fn created = (created_vms_fn)dlsym(lib, "JNI_GetCreatedJavaVMs");
     if (!create || !created)
-        return p4j_error_set(err, P4J_ERR_BRIDGE, "%s lacks JNI_CreateJavaVM", found);
+        return p4j_error_set(err, P4J_ERR_BRIDGE, "%s is not a JVM: it has no "
+                             "JNI_CreateJavaVM (libjvm= names a libjvm.so)", found);
     size_t plen = strnlen(found, sizeof libjvm_path - 1);
     memcpy(libjvm_path, found, plen);
     libjvm_path[plen] = '\0';

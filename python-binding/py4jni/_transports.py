@@ -79,7 +79,8 @@ class Transport:
         return True
 
     def java_lang_class(self, java_class: Any) -> Any:
-        """The java.lang.Class JavaObject of a JavaClass."""
+        """The java.lang.Class JavaObject of a JavaClass (its ``_java_lang_class``
+        where the client passes class references; socket mode: py4j's command)."""
         return java_class._java_lang_class
 
     def is_instance_of(self, gateway: Any, java_object: Any, java_class: Any) -> bool:
@@ -104,6 +105,10 @@ class InprocTransport(Transport):
             classpath = os.pathsep.join(classpath)
         classpath = classpath or os.environ.get("CLASSPATH") or None
         jvm_options = list(jvm_options)
+        for i, option in enumerate(jvm_options):
+            if not isinstance(option, str):
+                raise TypeError(f"jvm_options[{i}] must be a str (a JVM option such as "
+                                f"'-Xmx1g'), not {type(option).__name__} ({option!r})")
         jar = helper_jar_path()
         default = not jvm_options and not check_jni and not keep_signals
         jvm_options[:0] = _cds.options_for_start(jar, libjvm, jvm_options, cds, default,
@@ -202,8 +207,13 @@ class SocketTransport(Transport):
         return not client.closed
 
     def java_lang_class(self, java_class: Any) -> Any:
+        from .protocol import (END_COMMAND_PART, REFL_GET_JAVA_LANG_CLASS_SUB_COMMAND_NAME,
+                               REFLECTION_COMMAND_NAME, get_return_value)
         client = java_class._gateway_client  # py4j's server has no ref for a class
-        return client.resolve(None, "java.lang.Class").forName(java_class._fqn)
+        answer = client.send_command(REFLECTION_COMMAND_NAME +
+                                     REFL_GET_JAVA_LANG_CLASS_SUB_COMMAND_NAME +
+                                     java_class._fqn + "\n" + END_COMMAND_PART)
+        return get_return_value(answer, client, java_class._fqn, "_java_lang_class")
 
     def is_instance_of(self, gateway: Any, java_object: Any, java_class: Any) -> bool:
         from ._py4jni import JavaObject

@@ -31,6 +31,8 @@ its certificate chain); the C transport runs both with the contexts' OpenSSL set
 from __future__ import annotations
 
 import os
+import socket
+import struct
 import threading
 import time
 import weakref
@@ -138,6 +140,10 @@ class JavaClient(GatewayClient, metaclass=_JavaClientType):
             client.command_hook = command_hook(client, gateway_property.pool,
                                                python_parameters)
         return client
+
+
+JavaClient.get_thread_connection = _py4jni.Client.get_thread_connection
+JavaClient.set_thread_connection = _py4jni.Client.set_thread_connection
 
 
 class PythonServer(CallbackServer):
@@ -277,7 +283,7 @@ class ClientServerConnection(CallbackConnection):
             self.socket = self.stream = None
             self.is_connected = False
             return
-        super().close()
+        super().close(reset)
 
     def start(self) -> None:
         """Serves the connection on a new daemon thread."""
@@ -285,24 +291,53 @@ class ClientServerConnection(CallbackConnection):
                              name=f"py4jni-clientserver-connection-{self.socket.fileno()}")
         self.thread.start()
 
+    def shutdown_socket(self, remote_port: int, local_port: int) -> None:
+        """py4j's: asks the Java side to shut its socket with these ports down (py4j's
+        ``z`` command), then closes this connection. Errors are logged."""
+        if not self.is_connected:
+            raise Py4JError("Gateway must be connected to send cancel cmd.")
+        try:
+            quiet_close(self.stream)
+            self.socket.sendall(f"z\n127.0.0.1\n{remote_port}\n{local_port}\n".encode("utf-8"))
+            self.close()
+            self.is_connected = False
+        except Exception:  # noqa: BLE001 - py4j logs it
+            logger.exception("Exception occurred while shutting down connection")
+
     def run(self) -> None:
         """Serves Java's commands on this thread until Java closes the connection."""
         client = self.java_client
         if isinstance(client, _py4jni.Client) and client.caps & _py4jni.CAP_PINNED:
             client.set_thread_connection(self)  # as py4j: this thread's connection
+        self.wait_for_commands()
+
+    def wait_for_commands(self) -> None:
+        """Serves Java's commands on this connection, on the calling thread, until Java
+        closes it (the C client reads, runs them through the command hook, answers)."""
+        reset = False
         try:
             # C serves (and closes) a duplicate; the socket stays here for close()
             fd = os.dup(self.socket.fileno())
             _py4jni.serve_connection(self.java_client, fd,
                                      self.python_parameters.auth_token,
                                      float(self.python_parameters.read_timeout or 0.0))
-        except Exception:  # noqa: BLE001 - a refused token, a broken connection
+        except Exception as exc:  # noqa: BLE001 - a refused token, a broken connection
+            # py4j resets a connection that timed out or failed authentication, so that
+            # Java's next command on it fails on write and Java retries on a new one
+            reset = isinstance(exc, (Py4JNetworkError, Py4JAuthenticationError)) and (
+                "timed out" in str(exc) or isinstance(exc, Py4JAuthenticationError))
             logger.info("pinned-thread connection from Java ended with an error",
                         exc_info=True)
         finally:
             if self.server is not None:
                 self.server._forget(self)
             self._signal_stopped()
+            if reset and self.socket is not None:
+                try:  # the last descriptor of the socket: its close sends a RST
+                    self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                           struct.pack("ii", 1, 0))
+                except OSError:
+                    pass
             quiet_close(self.socket)
             self.is_connected = False
 

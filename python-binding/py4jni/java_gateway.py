@@ -328,6 +328,7 @@ class JavaPackage(_py4jni.Namespace):
         """Resolves ``<package>.name`` (one transport call), caching the answer."""
         if name == UserHelpAutoCompletion.KEY:
             return UserHelpAutoCompletion
+        _check_name(name, "package or class")
         fqn = f"{self._fqn}.{name}"
         found = self._gateway_client.resolve(None, fqn)
         if found is None:
@@ -363,6 +364,7 @@ class JVMView(_py4jni.Namespace):
         """Resolves ``name`` through this view's imports (one transport call), caching it."""
         if name == UserHelpAutoCompletion.KEY:
             return UserHelpAutoCompletion()
+        _check_name(name, "package or class")
         found = self._gateway_client.resolve(self._view, name)
         if found is None:
             found = JavaPackage(name, self._gateway_client)
@@ -386,25 +388,35 @@ class JVMView(_py4jni.Namespace):
         return f"<JVMView {self._id}>"
 
 
+def _check_name(name: Any, what: str) -> None:
+    """Refuses a Java name holding NUL (Java would see it cut there) with Py4JError."""
+    if isinstance(name, str) and "\0" in name:
+        raise Py4JError(f"py4jni: a Java {what} name cannot hold NUL: {name!r}")
+
+
 def java_import(jvm_view: JVMView, import_str: str) -> None:
     """Imports a class (``"a.b.C"``) or a package (``"a.b.*"``) into ``jvm_view``."""
+    _check_name(import_str, "import")
     jvm_view._gateway_client.view_import(jvm_view._view, import_str, False)
     jvm_view._forget()
 
 
 def remove_imports(jvm_view: JVMView, import_str: str) -> None:
     """Removes an import made with java_import."""
+    _check_name(import_str, "import")
     jvm_view._gateway_client.view_import(jvm_view._view, import_str, True)
     jvm_view._forget()
 
 
 def get_field(java_object: Any, field_name: str) -> Any:
     """Reads a public field of a JavaObject (or a static one of a JavaClass)."""
+    _check_name(field_name, "field")
     return java_object._gateway_client.field_get(java_object, field_name)
 
 
 def set_field(java_object: Any, field_name: str, value: Any) -> None:
     """Assigns a public field of a JavaObject (or a static one of a JavaClass)."""
+    _check_name(field_name, "field")
     java_object._gateway_client.field_set(java_object, field_name, value)
 
 
@@ -414,7 +426,13 @@ def get_method(java_object: Any, method_name: str) -> JavaMember:
 
 
 def get_java_class(java_class: JavaClass) -> JavaObject:
-    """The ``java.lang.Class`` object (a JavaObject) of a JavaClass."""
+    """The ``java.lang.Class`` object (a JavaObject) of a JavaClass (py4j's
+    ``java_class._java_lang_class``)."""
+    return java_class._java_lang_class
+
+
+def _java_lang_class_of(java_class: JavaClass) -> JavaObject:
+    """JavaClass._java_lang_class where the client names classes (socket mode)."""
     return _transports.of(java_class._gateway_client).java_lang_class(java_class)
 
 
@@ -570,16 +588,9 @@ class JavaGateway(_py4jni.Namespace):
 
     def help(self, var: Any, pattern: str | None = None, short_name: bool = True,
              display: bool = True) -> str | None:
-        """py4j's help page of a JavaObject or JavaClass (paged, or returned when
-        ``display`` is False)."""
-        if not isinstance(var, (JavaObject, JavaClass)):
-            raise Py4JError("help() needs a JavaObject or a JavaClass")
-        page = self._gateway_client.help(var, pattern, short_name)
-        if not display:
-            return page
-        import pydoc  # costs ~30 ms at import time: only when a page is shown
-        pydoc.pager(page)
-        return None
+        """py4j's help page of a JavaObject, JavaClass or JavaMember (the member's
+        overloads): paged, or returned when ``display`` is False."""
+        return gateway_help(self._gateway_client, var, pattern, short_name, display)
 
     @classmethod
     def launch_gateway(cls, port: int = 0, jarpath: str = "", classpath: str = "",
@@ -611,18 +622,22 @@ class JavaGateway(_py4jni.Namespace):
         params.port, params.auth_token = the_port, token
         gateway = cls(gateway_parameters=params, **gateway_kwargs)
         gateway.java_process = proc
+        gateway.__dict__["_java_dies_on_exit"] = die_on_exit
         return gateway
 
     def shutdown(self, raise_exception: bool = False) -> None:
         """Closes the gateway: later use of its objects raises Py4JError. Socket mode:
         as py4j, asks the GatewayServer to shut down (a server this gateway launched is
-        waited for, killed if it ignores the request; ``java_process`` stays readable).
-        In-process the JVM stays up (a JVM cannot be restarted in one process)."""
+        waited for, killed if it ignores the request; ``java_process`` stays readable;
+        as py4j, one launched with ``die_on_exit`` is left to end when its stdin closes,
+        at the latest when this process exits). In-process the JVM stays up (a JVM
+        cannot be restarted in one process)."""
         from . import _hooks
         _hooks.before_shutdown(self)
         self._transport.stop_server(self, raise_exception)
         proc = self.__dict__.get("java_process")
-        if proc is not None and proc.poll() is None:
+        if proc is not None and proc.poll() is None and \
+                not self.__dict__.get("_java_dies_on_exit"):
             try:
                 if proc.stdin:
                     proc.stdin.close()  # --die-on-broken-pipe servers exit on EOF
@@ -659,6 +674,51 @@ class JavaGateway(_py4jni.Namespace):
         except Exception:  # noqa: BLE001
             if raise_exception:
                 raise
+
+    def close_callback_server(self, raise_exception: bool = False) -> None:
+        """Socket mode: closes the callback server's connections (the server keeps
+        listening; Java opens new connections when it calls back). An error is logged,
+        or raised when ``raise_exception``. In-process: nothing to close."""
+        server = self.get_callback_server()
+        if server is None:
+            return
+        try:
+            server.close()
+        except Exception:  # noqa: BLE001
+            if raise_exception:
+                raise
+            _log().info("Exception while closing callback server", exc_info=True)
+
+    def restart_callback_server(self) -> None:
+        """Shuts the callback server down (if it runs; its proxy pool is emptied) and
+        starts a new one with the gateway's ``callback_server_parameters``."""
+        self.shutdown_callback_server()
+        self.start_callback_server(self.callback_server_parameters)
+
+    def set_gateway_client(self, gateway_client: Any) -> None:
+        """Makes ``gateway_client`` (a GatewayClient, or another gateway's
+        ``_gateway_client``) this gateway's client: it takes the gateway's converters and
+        ``gateway_property``, and ``entry_point``, ``java_gateway_server`` and ``jvm`` are
+        made anew on it (py4j's advanced use: before the gateway is used)."""
+        if not isinstance(gateway_client, _py4jni.Client):
+            raise Py4JError("set_gateway_client needs a py4jni client (a GatewayClient, "
+                            f"or a gateway's _gateway_client), not {type(gateway_client)}")
+        transport = _transports.of(gateway_client)
+        if self._pinned_threads and transport.mode == "socket":
+            transport = _transports.PINNED
+        self._transport, self._mode = transport, transport.mode
+        gateway_client.converters = proto.INPUT_CONVERTER if self._auto_convert else None
+        gateway_client.gateway_property = self.gateway_property
+        self._gateway_client = gateway_client
+        self._install_converter()
+        self.java_gateway_server = transport.gateway_server(gateway_client)
+        self.jvm = JVMView(gateway_client)
+        self.entry_point = transport.default_entry_point(gateway_client)
+        state = self.__dict__.get("_socket_callbacks")
+        if state is not None:  # Java's proxies reach Python through the new client too
+            import weakref
+            state._client_ref = weakref.ref(gateway_client)
+            gateway_client.proxy_hook = state.proxy_text
 
     def _resolve(self, name: str) -> Any:
         """Unknown gateway attributes are the entry point's (py4j's rule)."""
@@ -782,6 +842,12 @@ class GatewayClient(metaclass=_ClientType):
                                                                   params.ssl_context, True)
         client.gateway_property, client.converters = gateway_property, None
         return client
+
+
+# py4j's methods, reachable on the class too (``GatewayClient.send_command(client, ...)``,
+# ``inspect.signature``): they are the py4jni client's own (py4jni._client_api).
+for _name in ("send_command", "garbage_collect_object", "shutdown_gateway", "close"):
+    setattr(GatewayClient, _name, getattr(_py4jni.Client, _name))
 
 
 def _close_socket(sock: Any, stream: Any, reset: bool) -> None:

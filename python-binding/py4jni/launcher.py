@@ -32,9 +32,10 @@ def find_jar_path() -> str:
 
 def _drain(stream: Any, sink: Any) -> None:
     """Copies lines of a child's output to a file, queue or deque until EOF."""
-    for line in iter(stream.readline, ""):
+    for raw in iter(stream.readline, b""):
         if sink is None:
             continue
+        line = raw.decode("utf-8", "replace")
         if hasattr(sink, "put"):
             sink.put(line)
         elif hasattr(sink, "appendleft"):
@@ -81,18 +82,18 @@ def launch_gateway(port: int = 0, jarpath: str = "", classpath: str = "",
         proc = subprocess.Popen(
             " ".join(command) if use_shell else command, shell=use_shell,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            cwd=cwd, text=True, **kwargs)
+            cwd=cwd, **kwargs)  # binary pipes, as py4j's (java_process.stdin takes bytes)
     except OSError as exc:
         raise Py4JError(f"cannot start {java_path}: {exc}") from exc
     assert proc.stdout is not None and proc.stderr is not None  # both are PIPEs
-    first = proc.stdout.readline()
+    first = proc.stdout.readline().decode("utf-8", "replace")
     if not first.strip().isdigit():
         proc.kill()
-        err = proc.stderr.read()
+        err = proc.stderr.read().decode("utf-8", "replace")
         raise Py4JError(f"the GatewayServer did not start ({' '.join(command)}): "
                         f"{(first + err).strip()[:2000]}")
     the_port = int(first)
-    token = proc.stdout.readline().rstrip("\r\n") if enable_auth else None
+    token = proc.stdout.readline().decode("utf-8").rstrip("\r\n") if enable_auth else None
     for stream, sink in ((proc.stdout, redirect_stdout), (proc.stderr, redirect_stderr)):
         threading.Thread(target=_drain, args=(stream, sink), daemon=daemonize_redirect,
                          name="py4jni-gateway-output").start()

@@ -67,6 +67,7 @@ from __future__ import annotations
 
 import itertools
 import socket
+import struct
 import threading
 import weakref
 from typing import Any, Callable
@@ -97,44 +98,30 @@ class PythonProxyPool:
     interface: ``pool[id]``, ``del pool[id]``, ``pool.put(obj, force_id=None)``,
     ``pool.clear()``, ``id in pool``, ``len(pool)``; plus ``release(id)``.
 
-    ``put`` counts one more Java proxy of ``obj`` (an object already in the pool keeps
-    its id); ``release`` (py4j's ``g`` command) counts one less and drops the entry at
-    zero. A forced id (the Python entry point, ``"t"``) is never released."""
+    As py4j's: each ``put`` is an entry of its own, with a new id (the same object
+    passed twice is two entries, one per Java proxy); ``release`` (py4j's ``g``
+    command, sent when Java's GC collects that proxy) drops it. A forced id (the Python
+    entry point, ``"t"``) is never released."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.dict: dict[str, Any] = {}      # id -> object (callbacks read it unlocked)
-        self._counts: dict[str, int] = {}   # id -> Java proxies made for it
-        self._ids: dict[int, str] = {}      # id(object) -> id, for counted ids
 
     def put(self, obj: Any, force_id: str | None = None) -> str:
-        """Adds ``obj`` (or counts one more Java proxy of it); returns its id."""
+        """Adds ``obj`` under a new id (or ``force_id``); returns the id."""
         with self.lock:
-            if force_id:
-                self.dict[force_id] = obj
-                return force_id
-            pid = self._ids.get(id(obj))
-            if pid is not None:
-                self._counts[pid] += 1
-                return pid
-            pid = PYTHON_PROXY_PREFIX + str(next(_next_number))
+            pid = force_id or PYTHON_PROXY_PREFIX + str(next(_next_number))
             self.dict[pid] = obj
-            self._counts[pid] = 1
-            self._ids[id(obj)] = pid
             return pid
 
     def release(self, pid: str) -> bool:
-        """One Java proxy of ``pid`` was finalized; returns False for an unknown id."""
+        """Java's proxy ``pid`` was finalized; returns False for an unknown id."""
+        if pid == ENTRY_POINT_OBJECT_ID:
+            return False
         with self.lock:
-            count = self._counts.get(pid)
-            if count is None:
-                return False
-            if count > 1:
-                self._counts[pid] = count - 1
-                return True
-            del self._counts[pid]
-            obj = self.dict.pop(pid)
-            del self._ids[id(obj)]
+            obj = self.dict.pop(pid, _MISSING)
+        if obj is _MISSING:
+            return False
         del obj  # outside the lock: its __del__ may run anything
         return True
 
@@ -143,16 +130,12 @@ class PythonProxyPool:
 
     def __delitem__(self, pid: str) -> None:
         with self.lock:
-            obj = self.dict.pop(pid)
-            if self._counts.pop(pid, None) is not None:
-                del self._ids[id(obj)]
+            del self.dict[pid]
 
     def clear(self) -> None:
         with self.lock:
             old = self.dict
             self.dict = {}
-            self._counts.clear()
-            self._ids.clear()
         old.clear()
 
     def __contains__(self, pid: object) -> bool:
@@ -160,6 +143,9 @@ class PythonProxyPool:
 
     def __len__(self) -> int:
         return len(self.dict)
+
+
+_MISSING = object()
 
 
 def _identity_hash(obj: Any) -> int:
@@ -281,16 +267,21 @@ class CallbackConnection:
         self.thread: threading.Thread | None = threading.Thread(
             target=self.run, daemon=True, name=f"py4jni-callback-connection-{number}")
         self._stopped = threading.Lock()  # held once server_connection_stopped was sent
+        self._reset = False  # close with a RST (py4j's set_linger)
 
     def start(self) -> None:
         if self.thread is not None:
             self.thread.start()
 
-    def close(self) -> None:
-        """Wakes the serving thread, which then closes the socket (any thread); sends
-        py4j's server_connection_stopped (once)."""
+    def close(self, reset: bool = False) -> None:
+        """Wakes the serving thread, which then closes the socket (any thread); with
+        ``reset``, as py4j, with a RST, so that Java's next write fails (and its callback
+        client retries on a new connection). Sends py4j's server_connection_stopped
+        (once)."""
+        if reset:
+            self._reset = True
         try:
-            self.socket.shutdown(socket.SHUT_RDWR)
+            self.socket.shutdown(socket.SHUT_RD if reset else socket.SHUT_RDWR)
         except OSError:
             pass
         self._signal_stopped()
@@ -315,6 +306,7 @@ class CallbackConnection:
         keep: list[Any] = []
         try:
             if token is not None and not self._authenticate(readline, sendall, token):
+                self._reset = True
                 return
             while True:
                 command = readline()
@@ -337,12 +329,17 @@ class CallbackConnection:
                 del client
                 sendall(answer)
                 keep[:] = kept  # the previous answer's objects go (deletes sent now)
+        except TimeoutError:  # read_timeout: py4j resets the connection (Java retries)
+            self._reset = True
         except (OSError, ValueError):  # closed by Java or by shutdown
             pass
         finally:
             server._forget(self)
             self._signal_stopped()
             try:
+                if self._reset:  # SO_LINGER 0: close() sends a RST
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                    struct.pack("ii", 1, 0))
                 rfile.close()
                 sock.close()
             except OSError:
@@ -387,6 +384,8 @@ class CallbackServer:
         self._accepted = 0
         self.lock = threading.RLock()
         self.is_shutdown = False
+        self.is_shutting_down = False  # py4j's: set when shutdown() begins
+        self.ssl_context = getattr(callback_server_parameters, "ssl_context", None)
         self.server_socket: socket.socket | None = None
         self.thread: threading.Thread | None = None
         self._listening_address = self.address
@@ -487,6 +486,7 @@ class CallbackServer:
         with self.lock:
             if self.is_shutdown:
                 return
+            self.is_shutting_down = True
         _signal("pre_server_shutdown", self, server=self)
         with self.lock:
             if self.is_shutdown:

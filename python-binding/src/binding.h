@@ -42,6 +42,13 @@ typedef struct JavaObject {
     p4j_ref parked;       /* detached while busy: released when the last call returns */
     void *last_site;      /* the call site of the last method called: new JavaMembers
                              start from it (ops->call_at checks it fits)            */
+    /* Per-object state, NULL / -1 until used; an exact JavaObject that gains any of it
+     * becomes a JavaObjectExtType (same layout, GC-tracked), so the plain type's
+     * attribute fast path never looks at them. */
+    PyObject *dict;       /* attributes set from Python: the __dict__ (tp_dictoffset) */
+    PyObject *methods;    /* set of names known to be methods: auto_field lookups that
+                             found no field, calls that failed (listed by dir())     */
+    int auto_field;       /* -1: the client's; 0/1: set through _auto_field          */
 } JavaObject;
 
 /* Marks `o`'s handle in use by a call about to release the GIL (see p4j_unpin). */
@@ -73,6 +80,9 @@ typedef struct JavaMemberObject {
 } JavaMemberObject;
 
 extern PyTypeObject ClientType, JavaObjectType, JavaClassType, JavaMemberType, NamespaceType;
+/* The exact JavaObject with per-object state (see JavaObject.dict); a subtype of
+ * JavaObjectType named like it. */
+extern PyTypeObject JavaObjectExtType;
 
 /* Exception classes and collection wrappers registered by the py4jni package. */
 typedef struct p4j_registry {

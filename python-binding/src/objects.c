@@ -40,6 +40,8 @@ static int instance_dict_get(PyObject *self, PyObject *name, PyObject **out)
     return PyErr_Occurred() ? -1 : 0;
 }
 
+static int jobject_note_method(JavaObject *o, PyObject *name);
+
 /* ---------------------------------------------------------------- JavaMember */
 
 #define MEMBER_FREELIST_MAX 64
@@ -49,12 +51,24 @@ static int member_freelist_len;
 static PyObject *member_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
                                    PyObject *kwnames);
 
-PyObject *p4jpy_member_new(PyObject *owner, PyObject *name, unsigned flags)
+/* Refuses a Java member name holding NUL (Java would see it cut there): 0, or -1 with
+ * Py4JError. Callers skip interned names: Python interns the identifiers of code
+ * (obj.name), which cannot hold NUL; getattr(obj, s) passes s itself. */
+static __attribute__((noinline, cold)) int check_member_name(PyObject *name, const char *cname,
+                                                             Py_ssize_t len)
 {
-    Py_ssize_t len;
-    const char *cname = PyUnicode_AsUTF8AndSize(name, &len);
-    if (!cname)
-        return NULL;
+    if (!memchr(cname, 0, (size_t)len))
+        return 0;
+    PyErr_Format(p4j_reg.Py4JError ? p4j_reg.Py4JError : PyExc_ValueError,
+                 "py4jni: a Java member name cannot hold NUL: %R", name);
+    return -1;
+}
+
+/* A JavaMember for `name`, whose NUL check the caller made (or was not needed). */
+static inline __attribute__((always_inline)) PyObject *
+member_new_checked(PyObject *owner, PyObject *name, unsigned flags, const char *cname,
+                   Py_ssize_t len)
+{
     JavaMemberObject *m;
     if (member_freelist_len > 0) {
         m = member_freelist[--member_freelist_len];
@@ -74,6 +88,26 @@ PyObject *p4jpy_member_new(PyObject *owner, PyObject *name, unsigned flags)
     m->vectorcall = member_vectorcall;
     m->site = NULL;
     return (PyObject *)m;
+}
+
+/* p4jpy_member_new for an interned `name` (no NUL check: see check_member_name). */
+static PyObject *member_new_interned(PyObject *owner, PyObject *name)
+{
+    Py_ssize_t len;
+    const char *cname = PyUnicode_AsUTF8AndSize(name, &len);
+    return cname ? member_new_checked(owner, name, 0, cname, len) : NULL;
+}
+
+PyObject *p4jpy_member_new(PyObject *owner, PyObject *name, unsigned flags)
+{
+    Py_ssize_t len;
+    const char *cname = PyUnicode_AsUTF8AndSize(name, &len);
+    if (!cname)
+        return NULL;
+    if (__builtin_expect(!PyUnicode_CHECK_INTERNED(name), 0) &&
+        check_member_name(name, cname, len) < 0)
+        return NULL;
+    return member_new_checked(owner, name, flags, cname, len);
 }
 
 static void member_dealloc(PyObject *self)
@@ -106,6 +140,10 @@ static PyObject *call_failed(ClientObject *cl, p4j_error *err, const p4j_ref *re
                              JavaMemberObject *m)
 {
     char id[300];
+    /* py4j's dir() lists every name called on an object, a failed one too (the others
+     * are in the reflective list) */
+    if (!P4J_IS_JAVACLASS(m->owner) && jobject_note_method((JavaObject *)m->owner, m->name) < 0)
+        PyErr_Clear();
     if (m->flags & P4J_CALL_STATIC)
         snprintf(id, sizeof id, "z:%s", PyUnicode_AsUTF8(((JavaClassObject *)m->owner)->fqn));
     else
@@ -287,6 +325,10 @@ PyObject *p4j_wrap_ref(ClientObject *cl, p4j_kind kind, p4j_ref *ref)
         o = jobject_freelist[--jobject_freelist_len];
         _Py_NewReference((PyObject *)o);
         o->weakreflist = NULL;
+    } else if (type == &JavaObjectType) { /* GC-capable, untracked until it gains state */
+        o = PyObject_GC_New(JavaObject, &JavaObjectType);
+        if (o)
+            o->weakreflist = NULL;
     } else {
         o = (JavaObject *)type->tp_alloc(type, 0);
     }
@@ -300,8 +342,53 @@ PyObject *p4j_wrap_ref(ClientObject *cl, p4j_kind kind, p4j_ref *ref)
     o->busy = 0;
     o->parked.handle = NULL;
     o->last_site = NULL;
+    o->dict = NULL;
+    o->methods = NULL;
+    o->auto_field = -1;
     ref->handle = NULL;
     return (PyObject *)o;
+}
+
+/* Gives an exact JavaObject the type that holds per-object state (see JavaObject.dict):
+ * same layout, GC-tracked from now on. Other types keep theirs. */
+static void jobject_extend(JavaObject *o)
+{
+    if (Py_IS_TYPE((PyObject *)o, &JavaObjectType)) {
+        Py_SET_TYPE((PyObject *)o, &JavaObjectExtType);
+        if (!PyObject_GC_IsTracked((PyObject *)o))
+            PyObject_GC_Track(o);
+    }
+}
+
+/* Records `name` as a method of `o` (dir() lists it; auto_field asks no field again).
+ * Returns 0, or -1 with an exception. */
+static int jobject_note_method(JavaObject *o, PyObject *name)
+{
+    if (!o->methods) {
+        if (!(o->methods = PySet_New(NULL)))
+            return -1;
+        jobject_extend(o);
+    }
+    return PySet_Add(o->methods, name);
+}
+
+/* The auto_field setting of `o`: its own once _auto_field was set, else the client's. */
+static int jobject_auto_field(const JavaObject *o)
+{
+    return o->auto_field >= 0 ? o->auto_field : o->client->auto_field;
+}
+
+static int jobject_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    JavaObject *o = (JavaObject *)self;
+    Py_VISIT(o->dict);
+    return 0;
+}
+
+static int jobject_clear(PyObject *self)
+{
+    Py_CLEAR(((JavaObject *)self)->dict);
+    return 0;
 }
 
 /* Also the base deallocator of Python subclasses (JavaList, ...): subtype_dealloc has
@@ -309,8 +396,11 @@ PyObject *p4j_wrap_ref(ClientObject *cl, p4j_kind kind, p4j_ref *ref)
 static void jobject_dealloc(PyObject *self)
 {
     JavaObject *o = (JavaObject *)self;
+    PyObject_GC_UnTrack(self);
     if (o->weakreflist)
         PyObject_ClearWeakRefs(self);
+    Py_CLEAR(o->dict);
+    Py_CLEAR(o->methods);
     if (o->client) {
         if (o->ref.handle)
             o->client->c->ops->release(o->client->c, &o->ref);
@@ -318,10 +408,13 @@ static void jobject_dealloc(PyObject *self)
             o->client->c->ops->release(o->client->c, &o->parked);
         Py_CLEAR(o->client);
     }
-    if (Py_TYPE(self) == &JavaObjectType && jobject_freelist_len < JOBJECT_FREELIST_MAX)
+    if ((Py_IS_TYPE(self, &JavaObjectType) || Py_IS_TYPE(self, &JavaObjectExtType)) &&
+        jobject_freelist_len < JOBJECT_FREELIST_MAX) {
+        Py_SET_TYPE(self, &JavaObjectType);
         jobject_freelist[jobject_freelist_len++] = o;
-    else
+    } else {
         Py_TYPE(self)->tp_free(self);
+    }
 }
 
 /* Returns the Client argument of JavaObject(...)/JavaClass(...), or NULL with TypeError. */
@@ -361,21 +454,25 @@ static PyObject *jobject_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     return PyObject_CallFunctionObjArgs(p4j_reg.object_from_id, id, client, NULL);
 }
 
-/* True when `name` is a str whose first character is not '_'. No attribute that
- * JavaObjectType defines or inherits from object has such a name, and a static type
- * cannot gain one (immutable), so on a plain JavaObject it is always a Java member. */
+/* True when `name` is an interned ASCII str whose first character is not '_' (other
+ * names take the slow path, which decides the same for them). No attribute
+ * that JavaObjectType defines or inherits from object has such a name, and a static
+ * type cannot gain one (immutable), so on a plain JavaObject it is always a Java
+ * member; interned (as the names of code are), it holds no NUL (see
+ * check_member_name). */
 static int plain_member_name(PyObject *name)
 {
-    return PyUnicode_CheckExact(name) && PyUnicode_GET_LENGTH(name) > 0 &&
-           PyUnicode_READ_CHAR(name, 0) != '_';
+    /* compact ASCII, as identifiers are: the first character follows the header */
+    return PyUnicode_CheckExact(name) && PyUnicode_CHECK_INTERNED(name) &&
+           PyUnicode_IS_COMPACT_ASCII(name) && PyUnicode_GET_LENGTH(name) > 0 &&
+           ((const char *)((PyASCIIObject *)name + 1))[0] != '_';
 }
 
-static PyObject *jobject_getattro(PyObject *self, PyObject *name)
+/* jobject_getattro's path for every name but a plain JavaObject's plain member (kept
+ * out of line so the fast path's function stays small). */
+static __attribute__((noinline)) PyObject *jobject_getattro_slow(PyObject *self, PyObject *name)
 {
     PyTypeObject *type = Py_TYPE(self);
-    if (type == &JavaObjectType && plain_member_name(name) &&
-        !((JavaObject *)self)->client->auto_field)
-        return p4jpy_member_new(self, name, 0);
     if (_PyType_Lookup(type, name))
         return PyObject_GenericGetAttr(self, name);
     if (type != &JavaObjectType) {
@@ -386,14 +483,42 @@ static PyObject *jobject_getattro(PyObject *self, PyObject *name)
     }
     if (!PyUnicode_Check(name) || is_dunder(name))
         return PyObject_GenericGetAttr(self, name);
-    if (((JavaObject *)self)->client->auto_field) { /* py4j: a field wins over a method */
-        PyObject *v = PyObject_CallMethod((PyObject *)((JavaObject *)self)->client,
-                                          "field_get", "OO", self, name);
-        if (v || !p4j_reg.Py4JError || !PyErr_ExceptionMatches(p4j_reg.Py4JError))
-            return v;
-        PyErr_Clear();
+    JavaObject *o = (JavaObject *)self;
+    if (jobject_auto_field(o)) { /* py4j: a field wins over a method; a name once found
+                                    to be a method is not asked again */
+        int known = o->methods ? PySet_Contains(o->methods, name) : 0;
+        if (known < 0)
+            return NULL;
+        if (!known) {
+            PyObject *v = PyObject_CallMethod((PyObject *)o->client, "field_get", "OO", self,
+                                              name);
+            if (v || !p4j_reg.Py4JError || !PyErr_ExceptionMatches(p4j_reg.Py4JError))
+                return v;
+            PyErr_Clear();
+            if (jobject_note_method(o, name) < 0)
+                return NULL;
+        }
     }
     return p4jpy_member_new(self, name, 0);
+}
+
+static PyObject *jobject_getattro(PyObject *self, PyObject *name)
+{
+    if (Py_IS_TYPE(self, &JavaObjectType) && plain_member_name(name) &&
+        !((JavaObject *)self)->client->auto_field)
+        return member_new_interned(self, name);
+    return jobject_getattro_slow(self, name);
+}
+
+/* Attributes set from Python live in a __dict__ made on the first one (py4j's Python
+ * object takes any attribute); data descriptors of the type (_auto_field) keep their
+ * setters. */
+static int jobject_setattro(PyObject *self, PyObject *name, PyObject *value)
+{
+    if (Py_IS_TYPE(self, &JavaObjectType) && value && PyUnicode_Check(name) &&
+        !_PyType_Lookup(&JavaObjectType, name))
+        jobject_extend((JavaObject *)self);
+    return PyObject_GenericSetAttr(self, name, value);
 }
 
 /* Calls Java method `name` (an interned str) with no arguments on `self`. */
@@ -415,6 +540,9 @@ int p4j_objects_init(void)
     name_toString = PyUnicode_InternFromString("toString");
     name_hashCode = PyUnicode_InternFromString("hashCode");
     name_equals = PyUnicode_InternFromString("equals");
+    JavaObjectExtType.tp_base = &JavaObjectType;
+    if (PyType_Ready(&JavaObjectExtType) < 0)
+        return -1;
     return name_toString && name_hashCode && name_equals ? 0 : -1;
 }
 
@@ -499,12 +627,16 @@ static PyObject *jobject_dir(PyObject *self, PyObject *unused)
     (void)unused;
     JavaObject *o = (JavaObject *)self;
     /* py4j lists the fields only under auto_field (then they are attributes) */
-    PyObject *fields = o->client->auto_field ? dir_names(o->client, &o->ref, P4J_DIR_FIELDS)
+    PyObject *fields = jobject_auto_field(o) ? dir_names(o->client, &o->ref, P4J_DIR_FIELDS)
                                              : PyList_New(0);
     PyObject *methods = fields ? dir_names(o->client, &o->ref, P4J_DIR_METHODS) : NULL;
     PyObject *r = NULL;
-    if (methods) {
-        r = PySequence_InPlaceConcat(fields, methods);
+    if (methods) { /* py4j's dir: the names it knows, each once */
+        PyObject *all = PySet_New(fields);
+        if (all && _PySet_Update(all, methods) == 0 &&
+            (!o->methods || _PySet_Update(all, o->methods) == 0))
+            r = PySequence_List(all);
+        Py_XDECREF(all);
         if (r && PyList_Sort(r) < 0)
             Py_CLEAR(r);
     }
@@ -571,7 +703,33 @@ static PyMethodDef jobject_methods[] = {
 static PyObject *jobject_get_auto_field(PyObject *self, void *closure)
 {
     (void)closure;
-    return PyBool_FromLong(((JavaObject *)self)->client->auto_field);
+    return PyBool_FromLong(jobject_auto_field((JavaObject *)self));
+}
+
+static int jobject_set_auto_field(PyObject *self, PyObject *value, void *closure)
+{
+    (void)closure;
+    int on = value ? PyObject_IsTrue(value) : -1; /* del: back to the client's */
+    if (value && on < 0)
+        return -1;
+    ((JavaObject *)self)->auto_field = on;
+    if (on >= 0)
+        jobject_extend((JavaObject *)self);
+    return 0;
+}
+
+static PyObject *jobject_get_dict(PyObject *self, void *closure)
+{
+    if (Py_IS_TYPE(self, &JavaObjectType))
+        jobject_extend((JavaObject *)self);
+    return PyObject_GenericGetDict(self, closure);
+}
+
+static int jobject_set_dict(PyObject *self, PyObject *value, void *closure)
+{
+    if (Py_IS_TYPE(self, &JavaObjectType))
+        jobject_extend((JavaObject *)self);
+    return PyObject_GenericSetDict(self, value, closure);
 }
 
 static PyObject *jobject_get_doc(PyObject *self, void *closure)
@@ -582,8 +740,11 @@ static PyObject *jobject_get_doc(PyObject *self, void *closure)
 
 static PyGetSetDef jobject_getset[] = {
     {"__doc__", jobject_get_doc, NULL, "py4j's help page of the object's class.", NULL},
-    {"_auto_field", jobject_get_auto_field, NULL,
-     "py4j's auto_field of the gateway: attributes read public fields first.", NULL},
+    {"_auto_field", jobject_get_auto_field, jobject_set_auto_field,
+     "py4j's auto_field: attributes read public fields first (the gateway's setting "
+     "until set on the object).", NULL},
+    {"__dict__", jobject_get_dict, jobject_set_dict,
+     "Attributes set from Python (made on first use).", NULL},
     {"_target_id", jobject_get_target_id, NULL, "py4j's id of the Java object.", NULL},
     {"_gateway_client", jobject_get_client, NULL, "The client this object lives in.", NULL},
     {"_detached", jobject_detached, NULL, "True once the Java object was released.", NULL},
@@ -596,17 +757,39 @@ PyTypeObject JavaObjectType = {
     .tp_doc = "A reference to a Java object. Any attribute is a Java method (a "
               "JavaMember); == calls equals, hash() hashCode, str() toString.",
     .tp_basicsize = sizeof(JavaObject),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .tp_weaklistoffset = offsetof(JavaObject, weakreflist),
+    .tp_dictoffset = offsetof(JavaObject, dict), /* NULL until an attribute is set */
     .tp_new = jobject_new,
     .tp_dealloc = jobject_dealloc,
+    .tp_free = PyObject_GC_Del,
+    .tp_traverse = jobject_traverse,
+    .tp_clear = jobject_clear,
     .tp_getattro = jobject_getattro,
+    .tp_setattro = jobject_setattro,
     .tp_str = jobject_str,
     .tp_repr = jobject_repr,
     .tp_hash = jobject_hash,
     .tp_richcompare = jobject_richcompare,
     .tp_methods = jobject_methods,
     .tp_getset = jobject_getset,
+};
+
+/* Same name, layout and behaviour as JavaObjectType, but GC-tracked (attributes may
+ * make cycles) and without the plain type's attribute fast path (jobject_getattro), so
+ * attributes in its __dict__ are found. Never allocated: jobject_extend switches an
+ * exact JavaObject to it. */
+PyTypeObject JavaObjectExtType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "py4jni._py4jni.JavaObject",
+    .tp_doc = "A reference to a Java object with attributes of its own (set from Python, "
+              "_auto_field, methods noted for dir()).",
+    .tp_basicsize = sizeof(JavaObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_dictoffset = offsetof(JavaObject, dict),
+    .tp_traverse = jobject_traverse,
+    .tp_clear = jobject_clear,
+    .tp_free = PyObject_GC_Del,
 };
 
 /* ---------------------------------------------------------------- JavaClass */
@@ -687,9 +870,10 @@ static PyObject *jclass_member(JavaClassObject *o, PyObject *name)
         return Py_NewRef(kind);
     if (p4j_check_open(o->client) < 0)
         return NULL;
-    const char *cname = PyUnicode_AsUTF8(name);
-    if (!cname)
-        return NULL;
+    Py_ssize_t cname_len;
+    const char *cname = PyUnicode_AsUTF8AndSize(name, &cname_len);
+    if (!cname || check_member_name(name, cname, cname_len) < 0)
+        return NULL; /* a miss: scanned whether interned or not */
     ClientObject *cl = o->client;
     p4j_value out;
     p4j_error err = {0};
@@ -791,6 +975,11 @@ static PyObject *jclass_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         return NULL;
     if (!client_arg(client))
         return NULL;
+    if (PyUnicode_FindChar(fqn, 0, 0, PyUnicode_GET_LENGTH(fqn), 1) != -1) {
+        PyErr_Format(p4j_reg.Py4JError ? p4j_reg.Py4JError : PyExc_ValueError,
+                     "py4jni: a Java class name cannot hold NUL: %R", fqn);
+        return NULL;
+    }
     PyObject *r = PyObject_CallMethod(client, "resolve", "OO", Py_None, fqn);
     if (r == Py_None) {
         Py_DECREF(r);
@@ -827,17 +1016,10 @@ static PyObject *jclass_get_class(PyObject *self, void *closure)
     p4j_error err = {0};
     if (p4j_check_open(o->client) < 0)
         return NULL;
-    if (!(o->client->c->ops->caps & P4J_CAP_CLASS_ARG)) {
-        /* socket: py4j's server names a class by its fqn, not by an object id; its
-         * java.lang.Class is Class.forName(fqn) run there */
-        PyObject *jlc = PyObject_CallMethod((PyObject *)o->client, "resolve", "Os", Py_None,
-                                            "java.lang.Class");
-        if (!jlc)
-            return NULL;
-        PyObject *res = PyObject_CallMethod(jlc, "forName", "O", o->fqn);
-        Py_DECREF(jlc);
-        return res;
-    }
+    if (!p4jpy_has_cap(o->client, P4J_CAP_CLASS_ARG)) /* a name, not a Class reference: */
+        return p4j_reg.gateway_module                 /* py4j's "r c" command */
+                   ? PyObject_CallMethod(p4j_reg.gateway_module, "_java_lang_class_of", "O", self)
+                   : PyErr_Format(PyExc_RuntimeError, "py4jni: the package is not loaded");
     if (o->client->c->ops->dup(o->client->c, &o->ref, &copy, &err) != P4J_OK)
         return p4j_raise(o->client, &err, NULL);
     copy.cls = NULL; /* as an object its class is java.lang.Class */

@@ -155,3 +155,76 @@ def test_client_method_signatures_match_py4j() -> None:
             continue
         theirs = list(inspect.signature(getattr(JavaClient, n)).parameters)[1:]
         assert list(inspect.signature(ours).parameters)[1:] == theirs, n
+
+
+# py4j's classes whose public members py4jni's same-named classes have, with py4j's
+# parameters: (module, class).
+CLASSES = [("java_gateway", "JavaGateway"), ("clientserver", "ClientServer"),
+           ("java_gateway", "GatewayClient"), ("clientserver", "JavaClient"),
+           ("java_gateway", "CallbackServer"), ("clientserver", "PythonServer"),
+           ("java_gateway", "GatewayConnection"), ("clientserver", "ClientServerConnection"),
+           ("java_gateway", "JavaObject"), ("java_gateway", "JavaMember"),
+           ("java_gateway", "JavaClass"), ("java_gateway", "JVMView"),
+           ("java_gateway", "JavaPackage")]
+
+
+def class_members(cls: type) -> set[str]:
+    """Public names a py4j class defines or inherits from py4j's own classes."""
+    names: set[str] = set()
+    for base in cls.__mro__:
+        if base.__module__.startswith("py4j."):
+            names |= {n for n in vars(base) if not n.startswith("_")}
+    return names
+
+
+def parameters(fn: object) -> list[str] | None:
+    import inspect
+    try:
+        return [p for p in inspect.signature(fn).parameters  # type: ignore[arg-type]
+                if p not in ("self", "cls")]
+    except (TypeError, ValueError):
+        return None  # a C method: its stub's signature is checked by stubtest
+
+
+@pytest.mark.parametrize("module, name", CLASSES)
+def test_every_public_member_of_py4js_classes_exists(module: str, name: str) -> None:
+    theirs = getattr(importlib.import_module("py4j." + module), name)
+    ours = getattr(importlib.import_module("py4jni." + module), name)
+    missing = sorted(n for n in class_members(theirs) if not hasattr(ours, n))
+    assert not missing, f"py4jni's {name} lacks py4j's {missing}"
+    differ = []
+    for member in sorted(class_members(theirs)):
+        theirs_fn, ours_fn = getattr(theirs, member), getattr(ours, member)
+        if not callable(theirs_fn) or isinstance(theirs_fn, type):
+            continue
+        expected, got = parameters(theirs_fn), parameters(ours_fn)
+        if expected is not None and got is not None and got[:len(expected)] != expected:
+            differ.append((member, expected, got))
+    assert not differ, f"{name}: parameters differ from py4j's: {differ}"
+
+
+def test_gateway_instance_attributes_are_py4js(gateway) -> None:
+    """The instance attributes py4j's JavaGateway, its client and its callback server
+    set exist on py4jni's (socket mode: both on the same GatewayServer)."""
+    if gateway._mode == "inproc":
+        pytest.skip("py4j's client needs a socket")
+    from py4j.java_gateway import CallbackServerParameters as Py4jCallbackParameters
+    from py4j.java_gateway import GatewayParameters as Py4jParameters
+    from py4j.java_gateway import JavaGateway as Py4jGateway
+    theirs = Py4jGateway(gateway_parameters=Py4jParameters(port=gateway.gateway_parameters.port),
+                         callback_server_parameters=Py4jCallbackParameters(port=0))
+    gateway.start_callback_server()  # running already, or started now
+    try:
+        pairs = [(theirs, gateway), (theirs.get_callback_server(), gateway.get_callback_server()),
+                 (theirs.jvm.java.lang.StringBuilder(), gateway.jvm.java.lang.StringBuilder())]
+        for t, o in pairs:
+            missing = sorted(n for n in vars(t) if not n.startswith("__") and not hasattr(o, n))
+            assert not missing, f"{type(o).__name__} lacks py4j's {missing}"
+        # gateway_client.deque (py4j's pool of idle connections): not yet, the C client
+        # does not expose its connections
+        missing = sorted(n for n in vars(theirs._gateway_client)
+                         if not n.startswith("__") and not hasattr(gateway._gateway_client, n))
+        assert missing == ["deque"], missing
+    finally:
+        theirs.shutdown_callback_server()
+        theirs.close()

@@ -97,7 +97,7 @@ def test_unknown_mode_is_refused():
 
 
 def test_javagateway_launch_gateway_and_shutdown_stops_the_server():
-    gw = JavaGateway.launch_gateway(classpath=fixtures_jar(), die_on_exit=True)
+    gw = JavaGateway.launch_gateway(classpath=fixtures_jar())  # die_on_exit: test_py4j_parity
     proc = gw.java_process
     assert gw.jvm.org.py4jni.fixtures.Strings.echo("hi") == "hi"
     gw.shutdown()
@@ -171,6 +171,6 @@ def test_shutdown_stops_a_gateway_server_close_does_not():
 
 
 def test_launched_process_stays_readable_after_shutdown():
-    gw = JavaGateway.launch_gateway(classpath=fixtures_jar(), die_on_exit=True)
+    gw = JavaGateway.launch_gateway(classpath=fixtures_jar())
     gw.shutdown()
     assert gw.java_process is not None and gw.java_process.poll() is not None

@@ -188,22 +188,21 @@ def test_shutdown_closes_the_callback_server(own):
 # ------------------------------------------------------------------ ids and lifetime
 
 @pytest.mark.socket_only("py4j's proxy ids; the session's socket gateway")
-def test_proxy_ids_follow_py4j_and_are_reused(gateway):
+def test_proxy_ids_follow_py4j_one_entry_per_proxy(gateway):
     fx = gateway.jvm.org.py4jni.fixtures.CallbackFixtures
     pool = socket_callbacks.pool_of(gateway)
     op = Add()
     fx.hold(op)
     fx.twiceInList(op)  # a second Java proxy of the same object
     ids = [pid for pid, obj in pool.dict.items() if obj is op]
-    assert len(ids) == 1 and ids[0].startswith("p") and ids[0][1:].isdigit()
-    assert pool._counts[ids[0]] == 2
+    assert len(ids) == 2 and all(p.startswith("p") and p[1:].isdigit() for p in ids)  # py4j's
     assert fx.applyHeld(3, 4) == 7
     ref = weakref.ref(op)
     del op
     fx.drop()
-    # Java's GC finalizes both Java proxies; each sends `g`; then the object goes
+    # Java's GC finalizes each Java proxy; each sends `g`; then the object goes
     assert collect_until(lambda: ref() is None, fx), "Python object not released"
-    assert ids[0] not in pool
+    assert not any(pid in pool for pid in ids)
 
 
 def test_object_lives_while_java_holds_it(own):
@@ -229,12 +228,12 @@ def test_pool_interface():
     a, b = object(), object()
     pa, pb = pool.put(a), pool.put(b)
     assert pa.startswith("p") and int(pb[1:]) > int(pa[1:])  # py4j's scheme
-    assert pool.put(a) == pa
-    assert len(pool) == 2 and pa in pool and pool[pb] is b
-    assert pool.release(pa) and pa in pool  # one Java proxy of `a` left
-    assert pool.release(pa) and pa not in pool
+    pa2 = pool.put(a)  # py4j's: the same object again is an entry of its own
+    assert pa2 not in (pa, pb)
+    assert len(pool) == 3 and pa in pool and pool[pb] is b and pool[pa2] is a
+    assert pool.release(pa) and pa not in pool and pool[pa2] is a
     assert not pool.release(pa)
-    assert pool.put(a) not in (pa, pb)  # a new id once it left
+    assert pool.release(pa2) and len(pool) == 1
     assert pool.put(b, force_id="t") == "t" and pool["t"] is b
     assert not pool.release("t")  # forced ids stay
     del pool[pb]
@@ -397,7 +396,10 @@ def test_auth_token_on_callback_connections(own):
         f = s.makefile("rb")
         s.sendall(b"A\nwrong\ne\n")
         assert f.readline() == b"!xn\n"
-        assert f.readline() == b""
+        try:  # then, as py4j, the connection is reset
+            assert f.readline() == b""
+        except ConnectionResetError:
+            pass
     with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
         f = s.makefile("rb")
         s.sendall(b"A\ns3cret\ne\n")
