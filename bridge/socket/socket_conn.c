@@ -7,6 +7,8 @@
  * TLS is OpenSSL over the connection's blocking socket, its waits bounded by the same
  * SO_RCVTIMEO/SO_SNDTIMEO as plain TCP; the SSL_CTX comes from the caller
  * (p4j_socket_client_set_tls), which decides verification, certificates and versions.
+ * OpenSSL is called only through p4j_ossl (socket_openssl.h), loaded by set_tls: plain
+ * connections never touch it.
  * OpenSSL writes with write(2): a peer that closed raises SIGPIPE, which Python ignores
  * (a C program using TLS here must ignore it too).
  */
@@ -23,10 +25,9 @@
 #include <stdio.h>
 #include <sys/time.h>
 #include <arpa/inet.h>
-#include <openssl/err.h>
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
 #include <unistd.h>
+
+#include "socket_openssl.h"
 
 /* The text of the last TLS failure of this thread's I/O (errno EPROTO). */
 static __thread char tls_why[200];
@@ -88,8 +89,8 @@ static p4j_status io_failed(socket_client *sc, conn *cn, int e, const char *wait
 static ssize_t tls_failed(conn *cn)
 {
     int e = errno;
-    unsigned long code = ERR_peek_error();
-    switch (SSL_get_error(cn->ssl, 0)) {
+    unsigned long code = p4j_ossl.ERR_peek_error();
+    switch (p4j_ossl.SSL_get_error(cn->ssl, 0)) {
     case SSL_ERROR_ZERO_RETURN:
         return 0;
     case SSL_ERROR_WANT_READ:
@@ -102,10 +103,10 @@ static ssize_t tls_failed(conn *cn)
         errno = e ? e : EPIPE;
         return -1;
     default:
-        if (ERR_GET_REASON(code) == SSL_R_UNEXPECTED_EOF_WHILE_READING)
+        if (p4j_ossl_unexpected_eof(code))
             return 0;
-        ERR_error_string_n(code, tls_why, sizeof tls_why);
-        ERR_clear_error();
+        p4j_ossl.ERR_error_string_n(code, tls_why, sizeof tls_why);
+        p4j_ossl.ERR_clear_error();
         errno = EPROTO;
         return -1;
     }
@@ -117,9 +118,9 @@ static ssize_t conn_send(conn *cn, const char *p, size_t n)
     if (!cn->ssl)
         return send(cn->fd, p, n, MSG_NOSIGNAL);
     size_t w = 0;
-    ERR_clear_error();
+    p4j_ossl.ERR_clear_error();
     errno = 0;
-    if (SSL_write_ex(cn->ssl, p, n, &w) == 1)
+    if (p4j_ossl.SSL_write_ex(cn->ssl, p, n, &w) == 1)
         return (ssize_t)w;
     ssize_t r = tls_failed(cn);
     if (r == 0)
@@ -134,9 +135,9 @@ static ssize_t conn_recv(conn *cn, char *p, size_t n)
     if (!cn->ssl)
         return recv(cn->fd, p, n, 0);
     size_t r = 0;
-    ERR_clear_error();
+    p4j_ossl.ERR_clear_error();
     errno = 0;
-    if (SSL_read_ex(cn->ssl, p, n, &r) == 1)
+    if (p4j_ossl.SSL_read_ex(cn->ssl, p, n, &r) == 1)
         return (ssize_t)r;
     return tls_failed(cn);
 }
@@ -247,7 +248,7 @@ void sock_consume_line(conn *cn, size_t linelen, bool adopted)
 void sock_conn_free(conn *cn)
 {
     if (cn->ssl)
-        SSL_free(cn->ssl); /* no close_notify: py4j closes its sockets without one too */
+        p4j_ossl.SSL_free(cn->ssl); /* no close_notify: py4j closes its sockets without one too */
     if (cn->fd >= 0)
         close(cn->fd);
     free(cn->rbuf);
@@ -279,8 +280,8 @@ static conn *conn_new(int fd)
 static p4j_status tls_handshake(socket_client *sc, conn *cn, SSL_CTX *ctx, bool server,
                                 double limit, double after, p4j_error *err)
 {
-    cn->ssl = SSL_new(ctx);
-    if (!cn->ssl || SSL_set_fd(cn->ssl, cn->fd) != 1)
+    cn->ssl = p4j_ossl.SSL_new(ctx);
+    if (!cn->ssl || p4j_ossl.SSL_set_fd(cn->ssl, cn->fd) != 1)
         return p4j_error_set(err, P4J_ERR_MEMORY, "out of memory starting TLS");
     if (!server && sc->tls_host) {
         unsigned char ip[16];
@@ -288,29 +289,30 @@ static p4j_status tls_handshake(socket_client *sc, conn *cn, SSL_CTX *ctx, bool 
                      inet_pton(AF_INET6, sc->tls_host, ip) == 1;
         int ok = 1;
         if (!is_ip) /* SNI names hosts, never addresses (RFC 6066), as Python's ssl sends */
-            ok = SSL_set_tlsext_host_name(cn->ssl, sc->tls_host);
+            ok = (int)p4j_ossl.SSL_ctrl(cn->ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME,
+                                       TLSEXT_NAMETYPE_host_name, sc->tls_host);
         if (ok == 1 && sc->tls_check_host)
-            ok = is_ip ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(cn->ssl), sc->tls_host)
-                       : SSL_set1_host(cn->ssl, sc->tls_host);
+            ok = is_ip ? p4j_ossl.X509_VERIFY_PARAM_set1_ip_asc(p4j_ossl.SSL_get0_param(cn->ssl), sc->tls_host)
+                       : p4j_ossl.SSL_set1_host(cn->ssl, sc->tls_host);
         if (ok != 1)
             return p4j_error_set(err, P4J_ERR_NETWORK, "cannot check the TLS certificate of "
                                  "%s against the name %s", sc->label, sc->tls_host);
     }
     set_timeout(cn->fd, SO_RCVTIMEO, limit);
     set_timeout(cn->fd, SO_SNDTIMEO, limit);
-    ERR_clear_error();
+    p4j_ossl.ERR_clear_error();
     errno = 0;
-    int rc = server ? SSL_accept(cn->ssl) : SSL_connect(cn->ssl);
+    int rc = server ? p4j_ossl.SSL_accept(cn->ssl) : p4j_ossl.SSL_connect(cn->ssl);
     set_timeout(cn->fd, SO_RCVTIMEO, after > 0 ? after : 0);
     set_timeout(cn->fd, SO_SNDTIMEO, sc->timeout > 0 ? sc->timeout : 0);
     if (rc == 1)
         return P4J_OK;
     const char *peer = server ? "the py4j peer at" : "the py4j server at";
-    long v = SSL_get_verify_result(cn->ssl);
+    long v = p4j_ossl.SSL_get_verify_result(cn->ssl);
     if (v != X509_V_OK)
         return p4j_error_set(err, P4J_ERR_NETWORK, "TLS handshake with %s %s failed: "
                              "certificate verify failed: %s", peer, sc->label,
-                             X509_verify_cert_error_string(v));
+                             p4j_ossl.X509_verify_cert_error_string(v));
     if (tls_failed(cn) == 0)
         snprintf(tls_why, sizeof tls_why, "the peer closed the connection");
     else if (errno == EAGAIN)
@@ -429,7 +431,7 @@ bool sock_conn_alive(conn *cn)
     char c;
     ssize_t r = recv(cn->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-        return !cn->ssl || SSL_pending(cn->ssl) == 0;
+        return !cn->ssl || p4j_ossl.SSL_pending(cn->ssl) == 0;
     if (r <= 0 || !cn->ssl)
         return false;
     /* TLS: records that carry no data (TLS 1.3 session tickets) may wait; read them
@@ -437,11 +439,11 @@ bool sock_conn_alive(conn *cn)
     int fl = fcntl(cn->fd, F_GETFL);
     if (fl < 0 || fcntl(cn->fd, F_SETFL, fl | O_NONBLOCK) < 0)
         return false;
-    ERR_clear_error();
+    p4j_ossl.ERR_clear_error();
     size_t got = 0;
-    bool alive = SSL_peek_ex(cn->ssl, &c, 1, &got) != 1 &&
-                 SSL_get_error(cn->ssl, 0) == SSL_ERROR_WANT_READ;
-    ERR_clear_error();
+    bool alive = p4j_ossl.SSL_peek_ex(cn->ssl, &c, 1, &got) != 1 &&
+                 p4j_ossl.SSL_get_error(cn->ssl, 0) == SSL_ERROR_WANT_READ;
+    p4j_ossl.ERR_clear_error();
     fcntl(cn->fd, F_SETFL, fl);
     return alive;
 }
@@ -552,8 +554,10 @@ p4j_status sock_conn_reopen(socket_client *sc, conn *cn, p4j_error *err)
 
 void sock_tls_clear(socket_client *sc)
 {
-    SSL_CTX_free(sc->tls); /* NULL-safe */
-    SSL_CTX_free(sc->tls_serve);
+    if (sc->tls)
+        p4j_ossl.SSL_CTX_free(sc->tls);
+    if (sc->tls_serve)
+        p4j_ossl.SSL_CTX_free(sc->tls_serve);
     free(sc->tls_host);
     sc->tls = sc->tls_serve = NULL;
     sc->tls_host = NULL;
@@ -563,14 +567,16 @@ p4j_status p4j_socket_client_set_tls(p4j_client *c, SSL_CTX *ctx, const char *ho
                                      bool check_host, SSL_CTX *serve_ctx, p4j_error *err)
 {
     socket_client *sc = SC(c);
+    if ((ctx || serve_ctx) && p4j_socket_tls_load(err) != P4J_OK)
+        return P4J_ERROR;
     char *h = host ? strdup(host) : NULL;
     if (host && !h)
         return p4j_error_set(err, P4J_ERR_MEMORY, "out of memory");
     sock_tls_clear(sc);
     if (ctx)
-        SSL_CTX_up_ref(ctx);
+        p4j_ossl.SSL_CTX_up_ref(ctx);
     if (serve_ctx)
-        SSL_CTX_up_ref(serve_ctx);
+        p4j_ossl.SSL_CTX_up_ref(serve_ctx);
     sc->tls = ctx;
     sc->tls_serve = serve_ctx;
     sc->tls_host = h;

@@ -20,8 +20,6 @@
 #define _GNU_SOURCE 1
 #endif
 #include <dlfcn.h>
-#include <link.h>
-#include <openssl/ssl.h>
 #include <string.h>
 
 #include "binding.h"
@@ -213,20 +211,11 @@ static PyObject *mod_socket_counts(PyObject *mod, PyObject *arg)
  * header. */
 typedef struct {
     PyObject_HEAD
-    SSL_CTX *ctx;
+    struct ssl_ctx_st *ctx;
 } py_ssl_context_head;
 
-static int count_libssl(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    const char *slash = strrchr(info->dlpi_name, '/');
-    if (!strncmp(slash ? slash + 1 : info->dlpi_name, "libssl.so", 9))
-        ++*(int *)data;
-    return 0;
-}
-
 /* Raises Py4JError naming `what` and why its context cannot serve; returns NULL. */
-static SSL_CTX *tls_refused(const char *what, const char *why)
+static struct ssl_ctx_st *tls_refused(const char *what, const char *why)
 {
     PyErr_Format(p4j_reg.Py4JError ? p4j_reg.Py4JError : PyExc_RuntimeError,
                  "py4jni: %s(ssl_context=...) cannot be used by the socket transport: %s",
@@ -236,13 +225,14 @@ static SSL_CTX *tls_refused(const char *what, const char *why)
 
 /* The SSL_CTX (borrowed) that ssl.SSLContext `o` configures, for the C transport to run
  * TLS with exactly what the context says (verification, CA and client certificates,
- * versions, ciphers, options). Taken only when Python's ssl module and this extension
- * run on the same OpenSSL: one libssl in the process, and the symbol _ssl binds to is
- * ours (dladdr/dlsym); the context's options read through the pointer must equal what
- * Python reports. Contexts whose callbacks would call into Python's ssl objects from
+ * versions, ciphers, options). The transport resolves OpenSSL at run time from the one
+ * libssl loaded in the process (p4j_socket_tls_load: Python's ssl module loaded it);
+ * the context is taken only when the SSL_CTX_get_options that _ssl binds to (dlsym on
+ * _ssl) is the transport's, and the context's options read through the pointer equal
+ * what Python reports. Contexts whose callbacks would call into Python's ssl objects from
  * OpenSSL (sni_callback, _msg_callback, keylog_filename) are refused. NULL with
  * Py4JError (TypeError for a non-context) otherwise. */
-static SSL_CTX *tls_ctx_of(PyObject *o, const char *what)
+static struct ssl_ctx_st *tls_ctx_of(PyObject *o, const char *what)
 {
     PyObject *ssl = PyImport_ImportModule("ssl");
     PyObject *cls = ssl ? PyObject_GetAttrString(ssl, "SSLContext") : NULL;
@@ -271,30 +261,32 @@ static SSL_CTX *tls_ctx_of(PyObject *o, const char *what)
     void *theirs = h ? dlsym(h, "SSL_CTX_get_options") : NULL;
     if (h)
         dlclose(h);
-    uint64_t (*mine_fn)(const SSL_CTX *) = SSL_CTX_get_options;
-    void *mine;
-    memcpy(&mine, &mine_fn, sizeof mine);
-    int nlib = 0;
-    dl_iterate_phdr(count_libssl, &nlib);
-    if (!theirs || theirs != mine || nlib != 1) {
+    p4j_error err = {0};
+    if (p4j_socket_tls_load(&err) != P4J_OK) {
+        char why[600];
+        snprintf(why, sizeof why, "%s", err.message ? err.message : "OpenSSL not found");
+        p4j_error_clear(NULL, &err);
+        return tls_refused(what, why);
+    }
+    void *mine = p4j_socket_tls_function("SSL_CTX_get_options");
+    if (!theirs || theirs != mine) {
         Dl_info a = {0}, b = {0};
         char why[600];
         dladdr(mine, &a);
         if (theirs)
             dladdr(theirs, &b);
         snprintf(why, sizeof why, "Python's ssl module runs on another OpenSSL (%s) than "
-                 "py4jni (%s; %d libssl loaded in this process)",
-                 b.dli_fname ? b.dli_fname : "built in", a.dli_fname ? a.dli_fname : "?",
-                 nlib);
+                 "py4jni (%s)", b.dli_fname ? b.dli_fname : "built in",
+                 a.dli_fname ? a.dli_fname : "?");
         return tls_refused(what, why);
     }
-    SSL_CTX *ctx = ((py_ssl_context_head *)o)->ctx;
+    struct ssl_ctx_st *ctx = ((py_ssl_context_head *)o)->ctx;
     PyObject *opts = PyObject_GetAttrString(o, "options");
     unsigned long long want = opts ? PyLong_AsUnsignedLongLongMask(opts) : 0;
     Py_XDECREF(opts);
     if (PyErr_Occurred())
         return NULL;
-    if (!ctx || SSL_CTX_get_options(ctx) != (uint64_t)want)
+    if (!ctx || p4j_socket_tls_ctx_options(ctx) != (uint64_t)want)
         return tls_refused(what, "this Python's ssl.SSLContext is not laid out as py4jni "
                            "expects");
     static const char *const python_callbacks[] = {"sni_callback", "_msg_callback",
@@ -327,7 +319,7 @@ static PyObject *mod_socket_set_tls(PyObject *mod, PyObject *args)
                           &serve_context, &what, &serve_what) ||
         socket_client_arg(clo, &cl) < 0)
         return NULL;
-    SSL_CTX *ctx = NULL, *serve = NULL;
+    struct ssl_ctx_st *ctx = NULL, *serve = NULL;
     int check_host = 0;
     if (context != Py_None) {
         if (!(ctx = tls_ctx_of(context, what)))

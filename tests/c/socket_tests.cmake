@@ -8,6 +8,7 @@
 
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(P4J_CMOCKA REQUIRED IMPORTED_TARGET cmocka)
+pkg_check_modules(P4J_TEST_OPENSSL REQUIRED IMPORTED_TARGET openssl) # test_socket_tls's peer
 
 # Default jar: the one shipped in the active Python's py4j wheel (share/py4j/).
 if(NOT DEFINED CACHE{P4J_PY4J_JAR})
@@ -55,7 +56,10 @@ target_link_libraries(test_pinned PRIVATE p4j_socket PkgConfig::P4J_CMOCKA pthre
 target_include_directories(test_pinned PRIVATE "${CMAKE_SOURCE_DIR}/bridge/socket")
 
 add_executable(test_socket_tls "${CMAKE_CURRENT_LIST_DIR}/test_socket_tls.c")
-target_link_libraries(test_socket_tls PRIVATE p4j_socket PkgConfig::P4J_CMOCKA pthread)
+# The test links OpenSSL itself (its fake peer, its certificates); the transport finds
+# that libssl at run time, as it finds Python's in the extension.
+target_link_libraries(test_socket_tls PRIVATE p4j_socket PkgConfig::P4J_CMOCKA pthread
+                      PkgConfig::P4J_TEST_OPENSSL)
 target_include_directories(test_socket_tls PRIVATE "${CMAKE_SOURCE_DIR}/bridge/socket")
 
 add_test(NAME socket_wire COMMAND test_wire)

@@ -35,6 +35,21 @@ p4j_status p4j_socket_client_new_pinned(const char *address, int port, const cha
                                         double read_timeout_s, p4j_client **out,
                                         p4j_error *err);
 
+/* Makes TLS usable: resolves the OpenSSL functions the transport calls from the one
+ * libssl already loaded in this process (OpenSSL 1.1.1 or 3.x; py4jni never links or
+ * loads one itself: Python's ssl module, or a C program's own link, brings it). Thread-
+ * safe; once it succeeded it returns P4J_OK at once. P4J_ERR_BRIDGE naming the problem
+ * when no libssl, or more than one, is loaded, or a function is missing. */
+p4j_status p4j_socket_tls_load(p4j_error *err);
+
+/* The address of OpenSSL function `name` as the transport calls it (after
+ * p4j_socket_tls_load succeeded; NULL before, or for a function it does not call). */
+void *p4j_socket_tls_function(const char *name);
+
+/* SSL_CTX_get_options(ctx), called as the transport calls OpenSSL (after
+ * p4j_socket_tls_load succeeded). */
+uint64_t p4j_socket_tls_ctx_options(const struct ssl_ctx_st *ctx);
+
 /* TLS for `c`'s connections (c made by a constructor of this file; call before its first
  * operation). `ctx` (or NULL: plain TCP) configures the connections it opens: its
  * verification mode, trusted certificates, client certificate, versions and ciphers
@@ -42,7 +57,9 @@ p4j_status p4j_socket_client_new_pinned(const char *address, int port, const cha
  * an IP address) and, when check_host, the server's certificate must match it (name or
  * IP address). `serve_ctx` (or NULL) is the server side of connections ops->serve
  * adopts (pinned-thread mode: Java's connections to Python). The client keeps a
- * reference to each context until destroyed. Fails only when out of memory. */
+ * reference to each context until destroyed. Loads OpenSSL when a context is given
+ * (p4j_socket_tls_load, whose errors it returns); otherwise fails only when out of
+ * memory. */
 p4j_status p4j_socket_client_set_tls(p4j_client *c, struct ssl_ctx_st *ctx, const char *host,
                                      bool check_host, struct ssl_ctx_st *serve_ctx,
                                      p4j_error *err);
