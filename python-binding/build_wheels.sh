@@ -3,7 +3,7 @@
 #   - a wheel per CPython 3.10-3.13 (pyenv's interpreters, else python3.X on PATH; a
 #     version not found is skipped with a printed reason), built by pip through
 #     scikit-build-core, then `auditwheel repair`ed: libffi is copied into the wheel
-#     (py4jni.libs/), libssl/libcrypto are not (they must be the ones Python's ssl uses) and the tag becomes manylinux_2_N, N being what the glibc symbols
+#     (py4jni.libs/; OpenSSL is not linked: TLS resolves Python's at run time) and the tag becomes manylinux_2_N, N being what the glibc symbols
 #     the extension uses need (this builds on the host, not in a manylinux image);
 #   - the sdist (what a build needs; pyproject's sdist.exclude leaves out perf/results, .ci).
 #
@@ -55,11 +55,9 @@ for v in $PYTHONS; do
 done
 for whl in "$raw"/*.whl; do
   [ -e "$whl" ] || { say "no wheel was built"; exit 1; }
-  # OpenSSL stays the system's (not copied in): TLS in socket mode runs on the SSL_CTX of
-  # Python's ssl.SSLContext, which works only when py4jni and Python's _ssl share one
-  # libssl (README, "TLS in socket mode"); glibc 2.34+ systems ship libssl.so.3.
-  auditwheel repair --exclude libssl.so.3 --exclude libcrypto.so.3 -w "$OUT" "$whl" 2>&1 \
-      | grep -v '^INFO:' >&2
+  # The extension links no OpenSSL (it uses the libssl Python's ssl module loaded,
+  # resolved at run time: README, "TLS in socket mode"), so there is none to copy in.
+  auditwheel repair -w "$OUT" "$whl" 2>&1 | grep -v '^INFO:' >&2
 done
 say "sdist"
 "$TOOLS/bin/python" -m build -q --sdist --outdir "$OUT" "$ROOT" >/dev/null

@@ -5,6 +5,7 @@
 #                       (skipped when P4J_PY4J_JAR is empty)
 #   test_pinned         pinned-thread mode (py4j's ClientServer) against a fake peer
 #   test_socket_tls     TLS (OpenSSL) against a fake TLS peer, certificates made at run time
+#   test_socket_no_openssl  TLS asked in a process with no OpenSSL loaded: a clear error
 
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(P4J_CMOCKA REQUIRED IMPORTED_TARGET cmocka)
@@ -62,7 +63,13 @@ target_link_libraries(test_socket_tls PRIVATE p4j_socket PkgConfig::P4J_CMOCKA p
                       PkgConfig::P4J_TEST_OPENSSL)
 target_include_directories(test_socket_tls PRIVATE "${CMAKE_SOURCE_DIR}/bridge/socket")
 
+# Links no OpenSSL, on purpose (the transport must say none is loaded).
+add_executable(test_socket_no_openssl "${CMAKE_CURRENT_LIST_DIR}/test_socket_no_openssl.c")
+target_link_libraries(test_socket_no_openssl PRIVATE p4j_socket PkgConfig::P4J_CMOCKA)
+target_include_directories(test_socket_no_openssl PRIVATE "${CMAKE_SOURCE_DIR}/bridge/socket")
+
 add_test(NAME socket_wire COMMAND test_wire)
+add_test(NAME socket_no_openssl COMMAND test_socket_no_openssl)
 add_test(NAME socket_tls COMMAND test_socket_tls)
 set_tests_properties(socket_tls PROPERTIES TIMEOUT 120)
 add_test(NAME socket_pinned COMMAND test_pinned)

@@ -3,7 +3,9 @@
  * (a P-256 key, self-signed for "localhost"): calls over TLS from a pooled and a pinned
  * client, a certificate that is not trusted, the host name check as asked, and a served
  * connection (ops->serve) whose handshake the transport runs as server. (Against py4j's
- * own Java servers: tests/python/test_tls.py.) */
+ * own Java servers: tests/python/test_tls.py.) The transport is not linked with OpenSSL:
+ * it resolves it at run time from the libssl this test links, which the first test
+ * checks. */
 #define _GNU_SOURCE 1
 #include <netinet/in.h>
 #include <pthread.h>
@@ -325,10 +327,31 @@ static void test_served_connection_handshake_as_server(void **state)
     done(c);
 }
 
+/* The transport's OpenSSL is the libssl this process linked: the same functions, and
+ * it reads a context's options as that library does. */
+static void test_openssl_resolved_from_the_loaded_libssl(void **state)
+{
+    (void)state;
+    p4j_error err = {0};
+    assert_int_equal(p4j_socket_tls_load(&err), P4J_OK);
+    void *(*mine_new)(SSL_CTX *) = (void *(*)(SSL_CTX *))SSL_new;
+    void *linked;
+    memcpy(&linked, &mine_new, sizeof linked);
+    assert_ptr_equal(p4j_socket_tls_function("SSL_new"), linked);
+    assert_non_null(p4j_socket_tls_function("OpenSSL_version_num"));
+    assert_null(p4j_socket_tls_function("SSL_CTX_new")); /* not one the transport calls */
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
+    assert_true(p4j_socket_tls_ctx_options(ctx) == (uint64_t)SSL_CTX_get_options(ctx));
+    assert_true(p4j_socket_tls_ctx_options(ctx) & SSL_OP_NO_TICKET);
+    SSL_CTX_free(ctx);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN); /* OpenSSL writes with write(2); Python ignores it too */
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_openssl_resolved_from_the_loaded_libssl),
         cmocka_unit_test_setup_teardown(test_calls_over_tls, setup, teardown),
         cmocka_unit_test_setup_teardown(test_untrusted_certificate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_host_name_checked_only_when_asked, setup,

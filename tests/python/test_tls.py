@@ -6,6 +6,7 @@ time by the openssl command. A wrong certificate fails as it fails with py4j's c
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import ssl
 import subprocess
@@ -13,7 +14,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from conftest import clientserver_jar, fixtures_jar, free_port, py4j_jar
+from conftest import clientserver_jar, fixtures_jar, free_port, py4j_jar, run_python
 from py4jni import (CallbackServerParameters, GatewayParameters, JavaGateway, Py4JError,
                     Py4JNetworkError)
 from py4jni import _py4jni
@@ -259,3 +260,34 @@ def test_contexts_that_cannot_be_honoured_are_refused(
     with pytest.raises(TypeError, match="ssl.SSLContext"):
         tls_gateway(gateway_server, "not a context", None)  # type: ignore[arg-type]
 
+
+
+def test_the_extension_links_no_openssl() -> None:
+    """The extension loads without any libssl/libcrypto (TLS resolves the process's own
+    at run time): no NEEDED entry for them, no undefined OpenSSL symbol."""
+    so = str(_py4jni.__file__)
+    dyn = subprocess.run(["readelf", "-d", so], check=True, capture_output=True,
+                         text=True).stdout
+    needed = re.findall(r"\(NEEDED\)[^\[]*\[([^\]]+)\]", dyn)
+    assert any(n.startswith("libc.so") for n in needed), dyn  # the parse found them
+    assert [n for n in needed if n.startswith(("libssl", "libcrypto"))] == []
+    undefined = subprocess.run(["nm", "-D", "--undefined-only", so], check=True,
+                               capture_output=True, text=True).stdout.split()
+    assert any(u.startswith("PyObject_") for u in undefined)
+    assert [u for u in undefined if re.match(r"(SSL|ERR|X509|OpenSSL|EVP)_", u)] == []
+
+
+def test_plain_socket_calls_load_no_openssl(py4j_server: int) -> None:
+    """Without a context nothing loads OpenSSL: after plain socket calls neither
+    Python's ssl module nor any libssl is in the process."""
+    r = run_python(f"""
+import sys
+from py4jni import GatewayParameters, JavaGateway
+gw = JavaGateway(gateway_parameters=GatewayParameters(port={py4j_server}))
+assert gw.jvm.java.lang.Math.abs(-3) == 3
+maps = open("/proc/self/maps").read()
+print("ssl module:", "ssl" in sys.modules, "libssl:", "libssl" in maps)
+gw.close()
+""")
+    assert r.returncode == 0, r.stderr
+    assert "ssl module: False libssl: False" in r.stdout, r.stdout
