@@ -6,6 +6,8 @@
 #   test_pinned         pinned-thread mode (py4j's ClientServer) against a fake peer
 #   test_socket_tls     TLS (OpenSSL) against a fake TLS peer, certificates made at run time
 #   test_socket_no_openssl  TLS asked in a process with no OpenSSL loaded: a clear error
+#   test_socket_tls_dlopen  TLS on an OpenSSL the process dlopens after start (as Python's
+#                       ssl module), any 1.1.1 or 3.x (P4J_TEST_LIBSSL, see the file)
 
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(P4J_CMOCKA REQUIRED IMPORTED_TARGET cmocka)
@@ -68,7 +70,15 @@ add_executable(test_socket_no_openssl "${CMAKE_CURRENT_LIST_DIR}/test_socket_no_
 target_link_libraries(test_socket_no_openssl PRIVATE p4j_socket PkgConfig::P4J_CMOCKA)
 target_include_directories(test_socket_no_openssl PRIVATE "${CMAKE_SOURCE_DIR}/bridge/socket")
 
+# Links no OpenSSL either: it opens one with dlopen, as Python does.
+add_executable(test_socket_tls_dlopen "${CMAKE_CURRENT_LIST_DIR}/test_socket_tls_dlopen.c")
+target_link_libraries(test_socket_tls_dlopen PRIVATE p4j_socket PkgConfig::P4J_CMOCKA pthread
+                      ${CMAKE_DL_LIBS})
+target_include_directories(test_socket_tls_dlopen PRIVATE "${CMAKE_SOURCE_DIR}/bridge/socket")
+
 add_test(NAME socket_wire COMMAND test_wire)
+add_test(NAME socket_tls_dlopen COMMAND test_socket_tls_dlopen)
+set_tests_properties(socket_tls_dlopen PROPERTIES TIMEOUT 120)
 add_test(NAME socket_no_openssl COMMAND test_socket_no_openssl)
 add_test(NAME socket_tls COMMAND test_socket_tls)
 set_tests_properties(socket_tls PROPERTIES TIMEOUT 120)
