@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Prepares a machine for building and testing py4jni, idempotently:
 #   - Debian packages: gcc and libc6-dev (only a Recommends of gcc), clang (libFuzzer) and its sanitizer runtimes, CMake, Ninja, pkg-config, JDK 17, libffi, CMocka,
-#     libssl-dev (TLS in socket mode) and openssl (tests/python/test_tls.py makes certificates),
+#     libssl-dev (TLS in socket mode: headers only, OpenSSL is resolved at run time) and openssl
+#     (tests/python/test_tls.py and tests/c/test_socket_tls_dlopen.c make certificates), binutils
+#     (readelf and nm: tests/python/test_tls.py checks the extension links no OpenSSL),
 #     python3-venv and python3-dev (Python.h for the extension), git (the layout test reads
 #     the repository's index: tests/check_comment_paths.py), make (the release wheels'
 #     libffi build: python-binding/build_wheels.sh)
@@ -28,7 +30,7 @@ setup_t0=$SECONDS
 [ -n "${P4J_LOG_KEEP:-}" ] || p4j_log_open "${P4J_BUILD_DIR:-$P4J_ROOT/build}/logs/setup.log"
 
 need=()
-for pkg in gcc libc6-dev clang cmake ninja-build pkg-config libffi-dev libssl-dev openssl libcmocka-dev openjdk-17-jdk-headless python3-venv python3-dev git make; do
+for pkg in gcc libc6-dev clang cmake ninja-build pkg-config libffi-dev libssl-dev openssl binutils libcmocka-dev openjdk-17-jdk-headless python3-venv python3-dev git make; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if ((${#need[@]})); then
