@@ -248,7 +248,7 @@ void sock_consume_line(conn *cn, size_t linelen, bool adopted)
 void sock_conn_free(conn *cn)
 {
     if (cn->ssl)
-        p4j_ossl.SSL_free(cn->ssl); /* no close_notify: py4j closes its sockets without one too */
+        p4j_ossl.SSL_free(cn->ssl); /* no close_notify: py4j closes its sockets without one */
     if (cn->fd >= 0)
         close(cn->fd);
     free(cn->rbuf);
@@ -292,7 +292,8 @@ static p4j_status tls_handshake(socket_client *sc, conn *cn, SSL_CTX *ctx, bool 
             ok = (int)p4j_ossl.SSL_ctrl(cn->ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME,
                                        TLSEXT_NAMETYPE_host_name, sc->tls_host);
         if (ok == 1 && sc->tls_check_host)
-            ok = is_ip ? p4j_ossl.X509_VERIFY_PARAM_set1_ip_asc(p4j_ossl.SSL_get0_param(cn->ssl), sc->tls_host)
+            ok = is_ip ? p4j_ossl.X509_VERIFY_PARAM_set1_ip_asc(p4j_ossl.SSL_get0_param(cn->ssl),
+                                                                sc->tls_host)
                        : p4j_ossl.SSL_set1_host(cn->ssl, sc->tls_host);
         if (ok != 1)
             return p4j_error_set(err, P4J_ERR_NETWORK, "cannot check the TLS certificate of "
