@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Payloads at least this long may be adopted in place instead of copied. */
 #define ADOPT_MIN (64u * 1024u)
@@ -755,10 +756,10 @@ static p4j_answer decode_value(char *line, size_t len, char *p, size_t n, void *
             return malformed(out, err, "text after null/void", line, len);
         out->kind = type == 'n' ? P4J_NULL : P4J_VOID;
         return P4J_ANSWER_VALUE;
-    case 'b':
-        if (n == 4 && !memcmp(p, "true", 4))
+    case 'b': /* any case, as py4j's client reads it (value.lower() == "true") */
+        if (n == 4 && !strncasecmp(p, "true", 4))
             out->u.b = true;
-        else if (n == 5 && !memcmp(p, "false", 5))
+        else if (n == 5 && !strncasecmp(p, "false", 5))
             out->u.b = false;
         else
             return malformed(out, err, "bad boolean", line, len);

@@ -425,6 +425,10 @@ static void test_decode_scalars(void **state)
     assert_true(v.u.b);
     assert_int_equal(dec("!ybfalse", &v, &err), P4J_ANSWER_VALUE);
     assert_false(v.u.b);
+    assert_int_equal(dec("!ybTrue", &v, &err), P4J_ANSWER_VALUE); /* any case, as py4j */
+    assert_true(v.u.b);
+    assert_int_equal(dec("!ybFALSE", &v, &err), P4J_ANSWER_VALUE);
+    assert_false(v.u.b);
     assert_int_equal(dec("!yi-5", &v, &err), P4J_ANSWER_VALUE);
     assert_int_equal(v.kind, P4J_INT);
     assert_int_equal(v.u.i, -5);
@@ -643,7 +647,7 @@ static void test_decode_malformed(void **state)
         "",        "!",          "!y",       "yv",          "?yv",     "!q",
         "!yq",     "!yi",        "!yi12a",   "!yi2147483648", "!yi-2147483649",
         "!yi+",    "!yi--1",     "!yi 1",    "!yL9223372036854775808",
-        "!yL-9223372036854775809", "!yL99999999999999999999", "!yb", "!ybTRUE",
+        "!yL-9223372036854775809", "!yL99999999999999999999", "!yb",
         "!ybtruex", "!yd",       "!ydabc",   "!yd1e5x",     "!ydinf",  "!yd0x1p3",
         "!ydnan",  "!yd1.0.0e",  "!ys\\",    "!ys\\q",      "!ysab\\", "!yr",
         "!xr",     "!yjA",       "!yjABCDE", "!yvx",        "!ynx",    "!ypx",
