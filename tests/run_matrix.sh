@@ -5,13 +5,23 @@
 #   py3.10, py3.13  pytest (both transports) on that CPython (pyenv) with JDK 17
 #   jdk25           the Java self-test and pytest with Temurin 25 (P4J_JDK25, default
 #                   /usr/lib/jvm/temurin-25-jdk-amd64) as build JDK and embedded JVM
-#   wheels          python-binding/build_wheels.sh (manylinux wheels 3.10-3.13 + sdist),
-#                   then each of the 3.10 and 3.13 wheels installed into a fresh venv: the
-#                   smoke program tests/typing/user_program.py, mypy --strict on it
-#                   against the installed package (py.typed, the _py4jni stubs), and
-#                   mypy's stubtest of those stubs against the installed extension
-# A leg whose Python or JDK is not on this machine is SKIPPED with the reason printed.
-# Each leg has its own venv and CMake build under build/matrix/<leg>/ (reruns reuse them).
+#   py3.14          CPython 3.14 + OpenJDK 25 (and stubtest, mypy --strict of
+#                   tests/typing/user_program.py on 3.14)          } in a Debian forky
+#   py3.15          CPython 3.15 + OpenJDK 25 (preview)             } chroot, built from
+#   jdk21           OpenJDK 21 + CPython 3.14                       } source: ctest and the
+#   jdk26           OpenJDK 26 + CPython 3.14 (preview)             } whole pytest suite
+#                   (tests/forky_legs.sh; one cached root filesystem for the four)
+#   wheels          python-binding/build_wheels.sh (manylinux2014 wheels for the CPythons
+#                   found + sdist), then each of the 3.10 and 3.13 wheels installed into a
+#                   fresh venv: the smoke program tests/typing/user_program.py, mypy
+#                   --strict on it against the installed package (py.typed, the _py4jni
+#                   stubs), and mypy's stubtest of those stubs against the installed
+#                   extension; then the wheels on Debian 11's glibc 2.31 and JRE 11
+#                   (tests/bullseye_wheels.sh)
+# A leg whose Python or JDK is not on this machine, or whose root filesystem cannot be
+# made (no root, no debootstrap, the Debian archive unreachable), is SKIPPED with the
+# reason printed. Each leg has its own venv and CMake build under build/matrix/<leg>/
+# (the forky legs under build/matrix/forky/; reruns reuse them).
 #
 #   bash tests/run_matrix.sh [leg ...]        (default: all legs)
 #
@@ -23,7 +33,8 @@ MATRIX="$ROOT/build/matrix"
 JDK17=${P4J_JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}
 JDK25=${P4J_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
 LEGS=("$@")
-((${#LEGS[@]})) || LEGS=(py3.10 py3.13 jdk25 wheels)
+ALL_LEGS=(py3.10 py3.13 jdk25 py3.14 py3.15 jdk21 jdk26 wheels)
+((${#LEGS[@]})) || LEGS=("${ALL_LEGS[@]}")
 mkdir -p "$MATRIX"
 
 source "$ROOT/python-binding/find_python.sh"
@@ -83,7 +94,18 @@ wheels_leg() {
     (cd "$MATRIX" && "$venv/bin/python" -m mypy.stubtest py4jni._py4jni \
         --allowlist "$ROOT/tests/typing/stubtest-allowlist.txt") || status=1
   done
+  echo "   the wheels on Debian 11 (glibc 2.31, JRE 11):"
+  local rc=0
+  bash tests/bullseye_wheels.sh "$dist" || rc=$?
+  if ((rc == 77)); then echo "   (the bullseye check was skipped: reason above)"
+  elif ((rc != 0)); then status=1; fi
   return $status
+}
+
+# forky_leg LEG: the leg in the forky chroot; its exit status 77 (skipped) is kept.
+forky_leg() {
+  bash tests/forky_legs.sh "$1" 2>&1 | tee "$MATRIX/$1.log"
+  return "${PIPESTATUS[0]}"
 }
 
 declare -A result
@@ -101,8 +123,9 @@ for leg in "${LEGS[@]}"; do
     jdk25)
       if [ ! -x "$JDK25/bin/javac" ]; then skip="no JDK 25 at $JDK25 (set P4J_JDK25)"
       else run=(pytest_leg "$leg" python3 "$JDK25"); fi ;;
+    py3.14|py3.15|jdk21|jdk26) run=(forky_leg "$leg") ;;
     wheels) run=(wheels_leg) ;;
-    *) echo "unknown leg $leg (legs: py3.10 py3.13 jdk25 wheels)" >&2; exit 2 ;;
+    *) echo "unknown leg $leg (legs: ${ALL_LEGS[*]})" >&2; exit 2 ;;
   esac
   if [ -n "$skip" ]; then
     echo "   SKIPPED: $skip"
@@ -114,7 +137,10 @@ for leg in "${LEGS[@]}"; do
   (set -e; "${run[@]}")
   rc=$?
   set -e
-  if ((rc == 0)); then result[$leg]="passed"; else result[$leg]="FAILED"; failed=1; fi
+  if ((rc == 0)); then result[$leg]="passed"
+  elif ((rc == 77)); then
+    result[$leg]="SKIPPED ($(grep -h '^SKIPPED: ' "$MATRIX/$leg.log" | tail -n 1 | cut -c10-))"
+  else result[$leg]="FAILED"; failed=1; fi
   result[$leg]+=" in $((SECONDS - start)) s"
 done
 echo "== matrix summary"
