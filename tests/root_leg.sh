@@ -9,18 +9,23 @@
 # tests/typing/user_program.py against the built package (the package's own mypy run,
 # which needs PySpark installed, is tests/run_all.sh's).
 #
-#   bash tests/root_leg.sh NAME PYTHON JAVA_HOME REQUIREMENTS [--types]
+#   bash tests/root_leg.sh NAME PYTHON JAVA_HOME REQUIREMENTS [--types] [--system-site]
 #
 # The venv /work/venv-<python version> is shared by the legs of one Python and reused
-# by later runs (REQUIREMENTS is installed again only when it changes).
+# by later runs (REQUIREMENTS is installed again only when it changes); --system-site
+# makes it see the root's Debian packages (numpy for a CPython PyPI has no numpy for).
 set -euo pipefail
-name=$1 py=$2 jdk=$3 reqs=$4 types=${5:-}
+name=$1 py=$2 jdk=$3 reqs=$4; shift 4
+types="" site=""
+for opt in "$@"; do
+  case "$opt" in --types) types=1 ;; --system-site) site=1 ;; *) echo "bad option $opt" >&2; exit 2 ;; esac
+done
 src=/work/src
 ver=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-venv=/work/venv-$ver build=/work/build-$name
+venv=/work/venv-$ver${site:+-system-site} build=/work/build-$name
 export JAVA_HOME=$jdk PATH="$jdk/bin:$PATH"
 
-if [ ! -x "$venv/bin/python" ]; then "$py" -m venv "$venv"; fi
+if [ ! -x "$venv/bin/python" ]; then "$py" -m venv ${site:+--system-site-packages} "$venv"; fi
 want=$(sha256sum "$reqs" | cut -d' ' -f1)
 if [ "$(cat "$venv/.requirements.sha" 2>/dev/null)" != "$want" ]; then
   "$venv/bin/pip" install -q --disable-pip-version-check -r "$reqs"
@@ -36,7 +41,7 @@ echo "   $("$venv/bin/python" -V), $(java -version 2>&1 | head -n 1), $(ldd --ve
 export P4J_FIXTURES_JAR="$build/tests/py4jni-test-fixtures.jar" PYTHONPATH="$build/python"
 cd "$src"
 status=0
-if [ "$types" = --types ]; then
+if [ -n "$types" ]; then
   echo -n "   stubtest of _py4jni.pyi: "
   (cd "$build" && "$venv/bin/python" -m mypy.stubtest py4jni._py4jni \
       --allowlist "$src/tests/typing/stubtest-allowlist.txt") || status=1

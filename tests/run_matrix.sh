@@ -67,8 +67,15 @@ pytest_leg() {
 }
 
 wheels_leg() {
-  local dist="$MATRIX/dist" v py venv whl status=0
+  local dist="$MATRIX/dist" v py venv whl status=0 rc=0
   bash python-binding/build_wheels.sh --out "$dist"
+  if [ -z "$(find_python 3.14)" ]; then
+    echo "   the CPython 3.14 wheel, built in the forky chroot:"
+    bash tests/forky_legs.sh wheel3.14 || rc=$?
+    if ((rc == 0)); then cp "$MATRIX"/forky/dist/py4jni-*-cp314-*.whl "$dist/"
+    elif ((rc == 77)); then echo "   (no CPython 3.14 wheel: the forky root was skipped)"
+    else status=1; fi
+  fi
   for v in 3.10 3.13; do
     py=$(find_python "$v")
     whl=$(ls "$dist"/py4jni-*-cp${v/./}-*manylinux*.whl 2>/dev/null | head -n 1 || true)
@@ -95,7 +102,7 @@ wheels_leg() {
         --allowlist "$ROOT/tests/typing/stubtest-allowlist.txt") || status=1
   done
   echo "   the wheels on Debian 11 (glibc 2.31, JRE 11):"
-  local rc=0
+  rc=0
   bash tests/bullseye_wheels.sh "$dist" || rc=$?
   if ((rc == 77)); then echo "   (the bullseye check was skipped: reason above)"
   elif ((rc != 0)); then status=1; fi
