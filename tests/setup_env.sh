@@ -2,7 +2,8 @@
 # Prepares a machine for building and testing py4jni, idempotently:
 #   - Debian packages: gcc and libc6-dev (only a Recommends of gcc), clang (libFuzzer) and its sanitizer runtimes, CMake, Ninja, pkg-config, JDK 17, libffi, CMocka,
 #     python3-venv and python3-dev (Python.h for the extension), git (the layout test reads
-#     the repository's index: tests/check_comment_paths.py)
+#     the repository's index: tests/check_comment_paths.py), make (the release wheels'
+#     libffi build: python-binding/build_wheels.sh)
 #   - .venv at the repository root with tests/requirements.txt (and tests/requirements-pyspark.txt)
 #   - a CMake build in build/ (C library, helper jar, extension, test fixtures)
 # Source it or run it; afterwards build/python holds the importable py4jni package.
@@ -15,7 +16,7 @@ P4J_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export P4J_ROOT
 
 need=()
-for pkg in gcc libc6-dev clang cmake ninja-build pkg-config libffi-dev libcmocka-dev openjdk-17-jdk-headless python3-venv python3-dev git; do
+for pkg in gcc libc6-dev clang cmake ninja-build pkg-config libffi-dev libcmocka-dev openjdk-17-jdk-headless python3-venv python3-dev git make; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
