@@ -114,7 +114,7 @@ for v in $PYTHONS; do
     say "SKIPPED CPython $v: no pyenv version $v.* and no python$v on PATH"
     continue
   fi
-  cross=()
+  extra=()
   if [ "$ARCH" != "$HOST_ARCH" ]; then
     if [ -z "${DEV_SUITE[$v]:-}" ]; then
       say "SKIPPED CPython $v for $ARCH: no Debian suite here has its arm64 headers"
@@ -123,14 +123,22 @@ for v in $PYTHONS; do
     dev="$WORK/python-dev-$v-$ARCH"
     debian_dev "${DEV_SUITE[$v]}" arm64 "$dev" "libpython$v-dev" \
       || { say "cannot fetch Debian's arm64 libpython$v-dev (${DEV_SUITE[$v]})"; exit 1; }
-    cross=(--config-settings=cmake.define.CMAKE_SYSTEM_NAME=Linux
+    extra=(--config-settings=cmake.define.CMAKE_SYSTEM_NAME=Linux
            --config-settings=cmake.define.CMAKE_SYSTEM_PROCESSOR="$ARCH"
            --config-settings=cmake.define.Python_INCLUDE_DIR="$dev/usr/include/python$v"
            --config-settings=cmake.define.CMAKE_C_FLAGS="-isystem $dev/usr/include")
   fi
+  # Debian's own CPythons keep pyconfig.h under /usr/include/<multiarch>/, which gcc
+  # searches and Zig does not: that one directory is given, not all of the host's headers.
+  multi=$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("MULTIARCH") or "")')
+  if ((${#extra[@]} == 0)) && [ -n "$multi" ] && [ -d "/usr/include/$multi/python$v" ]; then
+    mkdir -p "$WORK/pyconfig-$v/$multi"
+    ln -sfn "/usr/include/$multi/python$v" "$WORK/pyconfig-$v/$multi/python$v"
+    extra=(--config-settings=cmake.define.CMAKE_C_FLAGS="-isystem $WORK/pyconfig-$v")
+  fi
   say "wheel for CPython $v ($py), $TARGET"
   # A build directory per version and target: a rerun only rebuilds what changed.
-  (if ((${#cross[@]})); then
+  (if [ "$ARCH" != "$HOST_ARCH" ]; then
      export _PYTHON_HOST_PLATFORM="linux-$ARCH"
      export SETUPTOOLS_EXT_SUFFIX=".cpython-${v/./}-$ARCH-linux-gnu.so"
    fi
@@ -140,7 +148,7 @@ for v in $PYTHONS; do
       --config-settings=cmake.define.CMAKE_AR="$ZIG/ar" \
       --config-settings=cmake.define.CMAKE_RANLIB="$ZIG/ranlib" \
       --config-settings=cmake.define.CMAKE_MODULE_LINKER_FLAGS="-Wl,--version-script=$ROOT/python-binding/_py4jni.map" \
-      "${cross[@]}" "$ROOT")
+      "${extra[@]}" "$ROOT")
 done
 status=0
 for whl in "$raw"/*.whl; do

@@ -67,8 +67,10 @@ for leg in "$@"; do
       echo "-- forky: the CPython 3.14 wheel"
       rm -rf "$WORK/dist"
       jdk=$JVM/java-25-openjdk-amd64
-      droot_run "export JAVA_HOME=$jdk PATH=$jdk/bin:\$PATH P4J_TOOLS_PYTHON=python3.14 \
-                   P4J_WHEELS_WORK=/work/wheels
+      # Debian's python3.14 has no pip: the wheel is built by a venv's (first on PATH).
+      droot_run "set -e; [ -x /work/venv-wheel-3.14/bin/pip ] || python3.14 -m venv /work/venv-wheel-3.14
+                 export JAVA_HOME=$jdk PATH=/work/venv-wheel-3.14/bin:$jdk/bin:\$PATH \
+                   P4J_TOOLS_PYTHON=python3.14 P4J_WHEELS_WORK=/work/wheels
                  bash /work/src/python-binding/build_wheels.sh --pythons 3.14 --no-sdist \
                    --out /work/dist" || status=1
       continue ;;

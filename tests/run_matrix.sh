@@ -18,6 +18,10 @@
 #                   stubs), and mypy's stubtest of those stubs against the installed
 #                   extension; then the wheels on Debian 11's glibc 2.31 and JRE 11
 #                   (tests/bullseye_wheels.sh)
+#   arm64           (not in the default set: a release check, ~16 min from nothing, most of
+#                   it the emulated debootstrap) build_wheels.sh --arch aarch64, then the
+#                   3.11 wheel run under qemu-user in a Debian 12 arm64 root
+#                   (tests/arm64_wheels.sh)
 # A leg whose Python or JDK is not on this machine, or whose root filesystem cannot be
 # made (no root, no debootstrap, the Debian archive unreachable), is SKIPPED with the
 # reason printed. Each leg has its own venv and CMake build under build/matrix/<leg>/
@@ -33,8 +37,8 @@ MATRIX="$ROOT/build/matrix"
 JDK17=${P4J_JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}
 JDK25=${P4J_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
 LEGS=("$@")
-ALL_LEGS=(py3.10 py3.13 jdk25 py3.14 py3.15 jdk21 jdk26 wheels)
-((${#LEGS[@]})) || LEGS=("${ALL_LEGS[@]}")
+ALL_LEGS=(py3.10 py3.13 jdk25 py3.14 py3.15 jdk21 jdk26 wheels arm64)
+((${#LEGS[@]})) || LEGS=(py3.10 py3.13 jdk25 py3.14 py3.15 jdk21 jdk26 wheels)
 mkdir -p "$MATRIX"
 
 source "$ROOT/python-binding/find_python.sh"
@@ -109,6 +113,12 @@ wheels_leg() {
   return $status
 }
 
+arm64_leg() {
+  bash python-binding/build_wheels.sh --arch aarch64 --no-sdist --out "$MATRIX/dist-aarch64"
+  bash tests/arm64_wheels.sh "$MATRIX/dist-aarch64" 2>&1 | tee "$MATRIX/arm64.log"
+  return "${PIPESTATUS[0]}"
+}
+
 # forky_leg LEG: the leg in the forky chroot; its exit status 77 (skipped) is kept.
 forky_leg() {
   bash tests/forky_legs.sh "$1" 2>&1 | tee "$MATRIX/$1.log"
@@ -132,6 +142,7 @@ for leg in "${LEGS[@]}"; do
       else run=(pytest_leg "$leg" python3 "$JDK25"); fi ;;
     py3.14|py3.15|jdk21|jdk26) run=(forky_leg "$leg") ;;
     wheels) run=(wheels_leg) ;;
+    arm64) run=(arm64_leg) ;;
     *) echo "unknown leg $leg (legs: ${ALL_LEGS[*]})" >&2; exit 2 ;;
   esac
   if [ -n "$skip" ]; then
