@@ -30,8 +30,8 @@ DIST=$(cd "$1" && pwd)
 PACKAGES=(gcc make libc6-dev zlib1g-dev xz-utils openjdk-11-jre-headless)
 declare -A SOURCE=([3.11]=bookworm [3.13]=trixie [3.14]=forky)
 
-wheels=("$DIST"/py4jni-*-cp3*-manylinux*.whl)
-[ -e "${wheels[0]}" ] || { echo "no manylinux wheel in $DIST" >&2; exit 1; }
+wheels=("$DIST"/py4jni-*-cp3*-manylinux*_x86_64.whl)
+[ -e "${wheels[0]}" ] || { echo "no manylinux x86_64 wheel in $DIST" >&2; exit 1; }
 droot_prepare bullseye "${PACKAGES[@]}"
 
 CPY="$P4J_ROOTS/bullseye-cpython"
@@ -57,7 +57,7 @@ assert nc.twice(21) == 42 and nc.mulD(1.5, -2.0) == -3.0
 print("natives OK (libffi closures)")
 '
 droot_mount "$WORK"
-_droot_bind "$CPY" /opt/cpython --bind
+droot_bind "$CPY" /opt/cpython --bind
 
 status=0
 for whl in "${wheels[@]}"; do

@@ -14,6 +14,8 @@
 #   droot_mount WORKDIR              mounts proc, sys, dev, WORKDIR on /work and the shared
 #                                    pip cache ($P4J_ROOTS/pip-cache) on /root/.cache/pip;
 #                                    an EXIT trap unmounts them, also on failure or Ctrl-C
+#   droot_bind DIR TARGET --bind     bind-mounts DIR on TARGET in the root (unmounted
+#                                    with the others)
 #   droot_run COMMAND                runs COMMAND with bash in the chroot (clean environment
 #                                    plus this network's pip and proxy settings)
 #   droot_skip REASON                prints "SKIPPED: REASON" and exits 77 (the matrix's
@@ -175,7 +177,7 @@ droot_umount() {
   _droot_mounts=()
 }
 
-_droot_bind() {   # _droot_bind SOURCE TARGET [mount options...]
+droot_bind() {
   local src=$1 dst="$DROOT$2"; shift 2
   mkdir -p "$dst"
   mount "$@" "$src" "$dst"
@@ -191,8 +193,8 @@ droot_mount() {
   mount --rbind /dev "$DROOT/dev"; _droot_mounts+=("$DROOT/dev")
   mount --make-rslave "$DROOT/dev"
   mkdir -p "$P4J_ROOTS/pip-cache"
-  _droot_bind "$P4J_ROOTS/pip-cache" /root/.cache/pip --bind
-  [ -n "$work" ] && _droot_bind "$work" /work --bind
+  droot_bind "$P4J_ROOTS/pip-cache" /root/.cache/pip --bind
+  [ -n "$work" ] && droot_bind "$work" /work --bind
   return 0
 }
 
