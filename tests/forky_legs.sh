@@ -8,9 +8,10 @@
 #            PyPI has no numpy wheel for 3.15 and building one needs C++)
 #   jdk21    OpenJDK 21 with CPython 3.14
 #   jdk26    OpenJDK 26 with CPython 3.14 (preview)
-#   wheel3.14  not a test: the CPython 3.14 release wheel (this machine has no 3.14),
-#            built by python-binding/build_wheels.sh in the chroot (Zig targets glibc
-#            2.17 whatever the chroot's glibc), written to build/matrix/forky/dist/
+#   wheel3.14  the CPython 3.14 release wheel (this machine has no 3.14), built by
+#            python-binding/build_wheels.sh in the chroot (Zig targets glibc 2.17
+#            whatever the chroot's glibc), written to build/matrix/forky/dist/, then
+#            installed into a fresh 3.14 venv there to run tests/typing/user_program.py
 # Each builds this working tree (its tracked and untracked, not ignored, files, copied
 # into build/matrix/forky/src) from source in the chroot and runs tests/root_leg.sh:
 # ctest, then the whole pytest suite in both transports. Builds and venvs stay in
@@ -72,7 +73,11 @@ for leg in "$@"; do
                  export JAVA_HOME=$jdk PATH=/work/venv-wheel-3.14/bin:$jdk/bin:\$PATH \
                    P4J_TOOLS_PYTHON=python3.14 P4J_WHEELS_WORK=/work/wheels
                  bash /work/src/python-binding/build_wheels.sh --pythons 3.14 --no-sdist \
-                   --out /work/dist" || status=1
+                   --out /work/dist
+                 rm -rf /tmp/wheel-venv && python3.14 -m venv /tmp/wheel-venv
+                 /tmp/wheel-venv/bin/pip install -q --disable-pip-version-check --no-index /work/dist/*.whl
+                 cd /tmp && /tmp/wheel-venv/bin/python /work/src/tests/typing/user_program.py" \
+        || status=1
       continue ;;
   esac
   read -r -a a <<<"$args"
