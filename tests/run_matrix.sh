@@ -12,8 +12,9 @@
 #   jdk26           OpenJDK 26 + CPython 3.14 (preview)             } whole pytest suite
 #                   (tests/forky_legs.sh; one cached root filesystem for the four)
 #   wheels          python-binding/build_wheels.sh (manylinux2014 wheels for the CPythons
-#                   found + sdist), then each of the 3.10 and 3.13 wheels installed into a
-#                   fresh venv: the smoke program tests/typing/user_program.py, mypy
+#                   found + sdist; the 3.14 one built and smoke-run in the forky chroot,
+#                   tests/forky_legs.sh wheel3.14), then each of the 3.10 and 3.13
+#                   wheels installed into a fresh venv: the smoke program tests/typing/user_program.py, mypy
 #                   --strict on it against the installed package (py.typed, the _py4jni
 #                   stubs), and mypy's stubtest of those stubs against the installed
 #                   extension; then the wheels on Debian 11's glibc 2.31 and JRE 11
@@ -27,7 +28,7 @@
 # reason printed. Each leg has its own venv and CMake build under build/matrix/<leg>/
 # (the forky legs under build/matrix/forky/; reruns reuse them).
 #
-#   bash tests/run_matrix.sh [leg ...]        (default: all legs)
+#   bash tests/run_matrix.sh [leg ...]        (default: all legs but arm64)
 #
 # Exit status: non-zero when a leg that ran failed.
 set -euo pipefail
