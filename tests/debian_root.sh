@@ -68,7 +68,7 @@ droot_check() {
       || droot_skip "debootstrap is not installed and apt could not install it"
   fi
   if command -v curl >/dev/null; then
-    curl -fsS --max-time 30 -o /dev/null "$mirror/dists/$suite/Release" \
+    curl -fs --max-time 30 -o /dev/null "$mirror/dists/$suite/Release" 2>/dev/null \
       || droot_skip "the Debian archive $mirror has no reachable $suite suite"
   elif command -v python3 >/dev/null; then
     python3 - "$mirror/dists/$suite/Release" <<'EOF' \
