@@ -20,10 +20,10 @@
 # target's CPython headers come from Debian's arm64 libpython3.X-dev (3.11 of bookworm,
 # 3.13 of trixie, 3.14 of forky; other versions are skipped), the host's CPython of the
 # same version drives scikit-build-core, told the target's platform and extension
-# suffix (_PYTHON_HOST_PLATFORM, SETUPTOOLS_EXT_SUFFIX); tests/arm64_wheels.sh runs them
-# under qemu-user. The work directory (build tools,
-# libffi, per-version builds) is build/wheels/, or P4J_WHEELS_WORK; the build tools' venv
-# is made with P4J_TOOLS_PYTHON (default python3). Needs a JDK (javac, jar, jni.h),
+# suffix (_PYTHON_HOST_PLATFORM, SETUPTOOLS_EXT_SUFFIX); tests/arm64_wheels.sh runs the
+# 3.11 one under qemu-user. The work directory (build tools, libffi, per-version builds)
+# is build/wheels/, or P4J_WHEELS_WORK; the build tools' venv is made with
+# P4J_TOOLS_PYTHON (default python3). Needs a JDK (javac, jar, jni.h),
 # CMake, Ninja, pkg-config and make (tests/setup_env.sh installs them), apt-get (for
 # the libffi source), network access to PyPI for the build tools (pinned below, installed
 # into build/wheels/tools) and to the Debian archive once (the libffi build is kept in
@@ -153,9 +153,11 @@ done
 status=0
 for whl in "$raw"/*.whl; do
   [ -e "$whl" ] || { say "no wheel was built"; exit 1; }
-  # No --plat: auditwheel takes the wheel's architecture (its --plat list is the host's)
-  # and the most compatible tag its symbols allow, which must be PLAT.
-  audit repair -w "$OUT" "$whl" 2>&1 | { grep -v '^INFO:' || true; } >&2
+  # A cross-built wheel gets no --plat (auditwheel's list is the host's architecture's):
+  # auditwheel then takes the most compatible tag its symbols allow, which must be PLAT.
+  plat=(--plat "$PLAT")
+  [ "$ARCH" != "$HOST_ARCH" ] && plat=()
+  audit repair "${plat[@]}" -w "$OUT" "$whl" 2>&1 | { grep -v '^INFO:' || true; } >&2
   fixed=$(ls -t "$OUT"/"$(basename "${whl%%-linux_*}")"-*"$PLAT"*.whl | head -n 1)
   # auditwheel show: the tag the glibc symbols allow; and no library grafted into
   # py4jni.libs/ (libffi is linked in).
