@@ -159,15 +159,18 @@ for whl in "$raw"/*.whl; do
   [ "$ARCH" != "$HOST_ARCH" ] && plat=()
   audit repair "${plat[@]}" -w "$OUT" "$whl" 2>&1 | { grep -v '^INFO:' || true; } >&2
   fixed=$(ls -t "$OUT"/"$(basename "${whl%%-linux_*}")"-*"$PLAT"*.whl | head -n 1)
-  # auditwheel show: the tag the glibc symbols allow; and no library grafted into
-  # py4jni.libs/ (libffi is linked in).
+  # auditwheel show: the most compatible tag the glibc symbols allow, which must be PLAT
+  # or older; and no library grafted into py4jni.libs/ (libffi is linked in).
   shown=$(audit show "$fixed" 2>&1 | tr '\n' ' ' | tr -s ' ')
   if ! "$TOOLS/bin/python" -c 'import sys, zipfile
 sys.exit(any(".libs/" in n for n in zipfile.ZipFile(sys.argv[1]).namelist()))' "$fixed"; then
     say "$(basename "$fixed"): auditwheel grafted a shared library into it"
     status=1
-  elif [[ $shown == *"consistent with the following platform tag: \"$PLAT\""* ]]; then
-    say "$(basename "$fixed"): auditwheel show: $PLAT"
+  elif shown_minor=$(grep -o "platform tag: \"manylinux_2_[0-9]*_$ARCH\"" <<<"$shown" \
+                       | head -n 1 | sed 's/.*manylinux_2_\([0-9]*\)_.*/\1/') \
+       && [ -n "$shown_minor" ] && ((shown_minor <= ${GLIBC#2.})) \
+       && [[ $(basename "$fixed") == *"$PLAT"* ]]; then
+    say "$(basename "$fixed"): auditwheel show: manylinux_2_${shown_minor}_$ARCH (tagged $PLAT)"
   else
     say "$(basename "$fixed"): auditwheel show does not give $PLAT: $shown"
     status=1
