@@ -73,7 +73,7 @@ static struct {
     jobject no_method; /* PythonMethod.NO_METHOD (global ref) */
 } cb;
 
-/* The eight boxes, read and made in place (a field access, no call into Java):
+/* The eight boxes, read in place (a field access, no call into Java):
  * X(letter, p4j_jc class, jvalue member, JNI type name, descriptor). */
 #define CB_BOX_TABLE(X)                      \
     X('Z', Boolean, z, Boolean, "Z")         \
@@ -738,29 +738,25 @@ static void JNICALL java_release(JNIEnv *env, jclass unused, jlong handle)
 
 /* ------------------------------------------------------------ results */
 
-/* A new box of `letter` holding `v`, made in place (AllocObject and a field store: no
- * call into Java), or NULL with an exception pending. */
+/* A new box of `letter` holding `v`, or NULL with an exception pending: the cached
+ * Integer and Boolean instances, else Cls.valueOf(v), as Java's autoboxing gives it. Not a
+ * field store into an AllocObject'ed box: `value` is final, and JDK 26's -Xcheck:jni
+ * reports JNI stores into final fields (JEP 500), which later JDKs may refuse. */
 static jobject box_new(JNIEnv *env, char letter, jvalue v)
 {
     if (letter == 'I' && v.i >= -128 && v.i <= 127) /* what Java's autoboxing returns */
         return (*env)->NewLocalRef(env, small_ints[v.i + 128]);
     if (letter == 'Z')
         return (*env)->NewLocalRef(env, booleans[v.z ? 1 : 0]);
-    jobject o = (*env)->AllocObject(env, boxes[(unsigned char)letter].cls);
-    if (!o)
-        return NULL;
-    jfieldID f = boxes[(unsigned char)letter].value;
     switch (letter) {
-#define CB_BOX_SET(L, Cls, member, Name, desc)              \
-    case L:                                                 \
-        (*env)->Set##Name##Field(env, o, f, v.member);      \
-        break;
-        CB_BOX_TABLE(CB_BOX_SET)
-#undef CB_BOX_SET
+#define CB_BOX_NEW(L, Cls, member, Name, desc) \
+    case L:                                    \
+        return (*env)->CallStaticObjectMethodA(env, p4j_jc.Cls, p4j_jc.Cls##_valueOf, &v);
+        CB_BOX_TABLE(CB_BOX_NEW)
+#undef CB_BOX_NEW
     default:
-        break;
+        return NULL;
     }
-    return o;
 }
 
 static const char *kind_words(p4j_kind k)

@@ -5,15 +5,30 @@
 #   py3.10, py3.13  pytest (both transports) on that CPython (pyenv) with JDK 17
 #   jdk25           the Java self-test and pytest with Temurin 25 (P4J_JDK25, default
 #                   /usr/lib/jvm/temurin-25-jdk-amd64) as build JDK and embedded JVM
-#   wheels          python-binding/build_wheels.sh (manylinux wheels 3.10-3.13 + sdist),
-#                   then each of the 3.10 and 3.13 wheels installed into a fresh venv: the
-#                   smoke program tests/typing/user_program.py, mypy --strict on it
-#                   against the installed package (py.typed, the _py4jni stubs), and
-#                   mypy's stubtest of those stubs against the installed extension
-# A leg whose Python or JDK is not on this machine is SKIPPED with the reason printed.
-# Each leg has its own venv and CMake build under build/matrix/<leg>/ (reruns reuse them).
+#   py3.14          CPython 3.14 + OpenJDK 25 (and stubtest, mypy --strict of
+#                   tests/typing/user_program.py on 3.14)          } in a Debian forky
+#   py3.15          CPython 3.15 + OpenJDK 25 (preview)             } chroot, built from
+#   jdk21           OpenJDK 21 + CPython 3.14                       } source: ctest and the
+#   jdk26           OpenJDK 26 + CPython 3.14 (preview)             } whole pytest suite
+#                   (tests/forky_legs.sh; one cached root filesystem for the four)
+#   wheels          python-binding/build_wheels.sh (manylinux2014 wheels for the CPythons
+#                   found + sdist; the 3.14 one built and smoke-run in the forky chroot,
+#                   tests/forky_legs.sh wheel3.14), then each of the 3.10 and 3.13
+#                   wheels installed into a fresh venv: the smoke program tests/typing/user_program.py, mypy
+#                   --strict on it against the installed package (py.typed, the _py4jni
+#                   stubs), and mypy's stubtest of those stubs against the installed
+#                   extension; then the wheels on Debian 11's glibc 2.31 and JRE 11
+#                   (tests/bullseye_wheels.sh)
+#   arm64           (not in the default set: a release check, ~16 min from nothing, most of
+#                   it the emulated debootstrap) build_wheels.sh --arch aarch64, then the
+#                   3.11 wheel run under qemu-user in a Debian 12 arm64 root
+#                   (tests/arm64_wheels.sh)
+# A leg whose Python or JDK is not on this machine, or whose root filesystem cannot be
+# made (no root, no debootstrap, the Debian archive unreachable), is SKIPPED with the
+# reason printed. Each leg has its own venv and CMake build under build/matrix/<leg>/
+# (the forky legs under build/matrix/forky/; reruns reuse them).
 #
-#   bash tests/run_matrix.sh [leg ...]        (default: all legs)
+#   bash tests/run_matrix.sh [leg ...]        (default: all legs but arm64)
 #
 # Exit status: non-zero when a leg that ran failed.
 set -euo pipefail
@@ -23,7 +38,8 @@ MATRIX="$ROOT/build/matrix"
 JDK17=${P4J_JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}
 JDK25=${P4J_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
 LEGS=("$@")
-((${#LEGS[@]})) || LEGS=(py3.10 py3.13 jdk25 wheels)
+ALL_LEGS=(py3.10 py3.13 jdk25 py3.14 py3.15 jdk21 jdk26 wheels arm64)
+((${#LEGS[@]})) || LEGS=(py3.10 py3.13 jdk25 py3.14 py3.15 jdk21 jdk26 wheels)
 mkdir -p "$MATRIX"
 
 source "$ROOT/python-binding/find_python.sh"
@@ -56,8 +72,15 @@ pytest_leg() {
 }
 
 wheels_leg() {
-  local dist="$MATRIX/dist" v py venv whl status=0
+  local dist="$MATRIX/dist" v py venv whl status=0 rc=0
   bash python-binding/build_wheels.sh --out "$dist"
+  if [ -z "$(find_python 3.14)" ]; then
+    echo "   the CPython 3.14 wheel, built in the forky chroot:"
+    bash tests/forky_legs.sh wheel3.14 || rc=$?
+    if ((rc == 0)); then cp "$MATRIX"/forky/dist/py4jni-*-cp314-*.whl "$dist/"
+    elif ((rc == 77)); then echo "   (no CPython 3.14 wheel: the forky root was skipped)"
+    else status=1; fi
+  fi
   for v in 3.10 3.13; do
     py=$(find_python "$v")
     whl=$(ls "$dist"/py4jni-*-cp${v/./}-*manylinux*.whl 2>/dev/null | head -n 1 || true)
@@ -83,7 +106,24 @@ wheels_leg() {
     (cd "$MATRIX" && "$venv/bin/python" -m mypy.stubtest py4jni._py4jni \
         --allowlist "$ROOT/tests/typing/stubtest-allowlist.txt") || status=1
   done
+  echo "   the wheels on Debian 11 (glibc 2.31, JRE 11):"
+  rc=0
+  bash tests/bullseye_wheels.sh "$dist" || rc=$?
+  if ((rc == 77)); then echo "   (the bullseye check was skipped: reason above)"
+  elif ((rc != 0)); then status=1; fi
   return $status
+}
+
+arm64_leg() {
+  bash python-binding/build_wheels.sh --arch aarch64 --no-sdist --out "$MATRIX/dist-aarch64"
+  bash tests/arm64_wheels.sh "$MATRIX/dist-aarch64" 2>&1 | tee "$MATRIX/arm64.log"
+  return "${PIPESTATUS[0]}"
+}
+
+# forky_leg LEG: the leg in the forky chroot; its exit status 77 (skipped) is kept.
+forky_leg() {
+  bash tests/forky_legs.sh "$1" 2>&1 | tee "$MATRIX/$1.log"
+  return "${PIPESTATUS[0]}"
 }
 
 declare -A result
@@ -101,8 +141,10 @@ for leg in "${LEGS[@]}"; do
     jdk25)
       if [ ! -x "$JDK25/bin/javac" ]; then skip="no JDK 25 at $JDK25 (set P4J_JDK25)"
       else run=(pytest_leg "$leg" python3 "$JDK25"); fi ;;
+    py3.14|py3.15|jdk21|jdk26) run=(forky_leg "$leg") ;;
     wheels) run=(wheels_leg) ;;
-    *) echo "unknown leg $leg (legs: py3.10 py3.13 jdk25 wheels)" >&2; exit 2 ;;
+    arm64) run=(arm64_leg) ;;
+    *) echo "unknown leg $leg (legs: ${ALL_LEGS[*]})" >&2; exit 2 ;;
   esac
   if [ -n "$skip" ]; then
     echo "   SKIPPED: $skip"
@@ -114,7 +156,10 @@ for leg in "${LEGS[@]}"; do
   (set -e; "${run[@]}")
   rc=$?
   set -e
-  if ((rc == 0)); then result[$leg]="passed"; else result[$leg]="FAILED"; failed=1; fi
+  if ((rc == 0)); then result[$leg]="passed"
+  elif ((rc == 77)); then
+    result[$leg]="SKIPPED ($(grep -h '^SKIPPED: ' "$MATRIX/$leg.log" | tail -n 1 | cut -c10-))"
+  else result[$leg]="FAILED"; failed=1; fi
   result[$leg]+=" in $((SECONDS - start)) s"
 done
 echo "== matrix summary"
