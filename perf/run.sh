@@ -33,7 +33,7 @@ say() { echo "run.sh: $*" >&2; }
 
 # Debian packages the suite needs: a JDK (GatewayServers, JPype, the floor's jni.h), gcc
 # (the floor), venv support, and what `pip install .` of py4jni builds with (CMake,
-# pkg-config, libffi, libssl-dev, Python's headers).
+# pkg-config, libffi, Python's headers).
 need=()
 command -v javac >/dev/null 2>&1 || [ -x "${JAVA_HOME:-/nonexistent}/bin/javac" ] \
   || need+=(openjdk-17-jdk-headless)
@@ -43,7 +43,6 @@ dpkg -s libc6-dev >/dev/null 2>&1 || need+=(libc6-dev)
 command -v cmake >/dev/null 2>&1 || need+=(cmake)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 pkg-config --exists libffi 2>/dev/null || need+=(libffi-dev)
-pkg-config --exists openssl 2>/dev/null || need+=(libssl-dev)   # the socket transport's TLS
 [ -x "$VENV/bin/python" ] || "$PYTHON" -c 'import ensurepip, venv' 2>/dev/null || need+=(python3-venv)
 # Python.h: the py4jni extension compiles against the venv's Python (Debian's python3).
 "$PYTHON" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(

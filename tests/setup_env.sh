@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prepares a machine for building and testing py4jni, idempotently:
 #   - Debian packages: gcc and libc6-dev (only a Recommends of gcc), clang (libFuzzer) and its sanitizer runtimes, CMake, Ninja, pkg-config, JDK 17, libffi, CMocka,
-#     libssl-dev (TLS in socket mode: headers only, OpenSSL is resolved at run time) and openssl
+#     libssl-dev (the TLS tests' C peer: tests/c/test_socket_tls.c; the library itself
+#     resolves OpenSSL at run time) and openssl
 #     (tests/python/test_tls.py and tests/c/test_socket_tls_dlopen.c make certificates), binutils
 #     (readelf and nm: tests/python/test_tls.py checks the extension links no OpenSSL),
 #     python3-venv and python3-dev (Python.h for the extension), git (the layout test reads

@@ -91,13 +91,13 @@ static ssize_t tls_failed(conn *cn)
     int e = errno;
     unsigned long code = p4j_ossl.ERR_peek_error();
     switch (p4j_ossl.SSL_get_error(cn->ssl, 0)) {
-    case SSL_ERROR_ZERO_RETURN:
+    case P4J_SSL_ERROR_ZERO_RETURN:
         return 0;
-    case SSL_ERROR_WANT_READ:
-    case SSL_ERROR_WANT_WRITE:
+    case P4J_SSL_ERROR_WANT_READ:
+    case P4J_SSL_ERROR_WANT_WRITE:
         errno = e == EINTR ? EINTR : EAGAIN;
         return -1;
-    case SSL_ERROR_SYSCALL:
+    case P4J_SSL_ERROR_SYSCALL:
         if (code == 0 && e == 0)
             return 0;
         errno = e ? e : EPIPE;
@@ -289,8 +289,8 @@ static p4j_status tls_handshake(socket_client *sc, conn *cn, SSL_CTX *ctx, bool 
                      inet_pton(AF_INET6, sc->tls_host, ip) == 1;
         int ok = 1;
         if (!is_ip) /* SNI names hosts, never addresses (RFC 6066), as Python's ssl sends */
-            ok = (int)p4j_ossl.SSL_ctrl(cn->ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME,
-                                       TLSEXT_NAMETYPE_host_name, sc->tls_host);
+            ok = (int)p4j_ossl.SSL_ctrl(cn->ssl, P4J_SSL_CTRL_SET_TLSEXT_HOSTNAME,
+                                       P4J_TLSEXT_NAMETYPE_host_name, sc->tls_host);
         if (ok == 1 && sc->tls_check_host)
             ok = is_ip ? p4j_ossl.X509_VERIFY_PARAM_set1_ip_asc(p4j_ossl.SSL_get0_param(cn->ssl),
                                                                 sc->tls_host)
@@ -310,7 +310,7 @@ static p4j_status tls_handshake(socket_client *sc, conn *cn, SSL_CTX *ctx, bool 
         return P4J_OK;
     const char *peer = server ? "the py4j peer at" : "the py4j server at";
     long v = p4j_ossl.SSL_get_verify_result(cn->ssl);
-    if (v != X509_V_OK)
+    if (v != P4J_X509_V_OK)
         return p4j_error_set(err, P4J_ERR_NETWORK, "TLS handshake with %s %s failed: "
                              "certificate verify failed: %s", peer, sc->label,
                              p4j_ossl.X509_verify_cert_error_string(v));
@@ -443,7 +443,7 @@ bool sock_conn_alive(conn *cn)
     p4j_ossl.ERR_clear_error();
     size_t got = 0;
     bool alive = p4j_ossl.SSL_peek_ex(cn->ssl, &c, 1, &got) != 1 &&
-                 p4j_ossl.SSL_get_error(cn->ssl, 0) == SSL_ERROR_WANT_READ;
+                 p4j_ossl.SSL_get_error(cn->ssl, 0) == P4J_SSL_ERROR_WANT_READ;
     p4j_ossl.ERR_clear_error();
     fcntl(cn->fd, F_SETFL, fl);
     return alive;

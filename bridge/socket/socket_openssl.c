@@ -27,13 +27,8 @@ static bool loaded; /* p4j_ossl is complete (written under load_mu, then read-on
 #define OSSL3_SYSTEM_FLAG 0x80000000UL
 #define OSSL3_LIB(code) (((code) >> 23) & 0xFFUL)
 #define OSSL3_REASON(code) ((code) & 0x7FFFFFUL)
-#define OSSL_LIB_SSL 20UL
-#define OSSL3_UNEXPECTED_EOF_WHILE_READING 294UL
-#ifdef SSL_R_UNEXPECTED_EOF_WHILE_READING /* 3.x headers: tie the constants to them */
-_Static_assert(SSL_R_UNEXPECTED_EOF_WHILE_READING == OSSL3_UNEXPECTED_EOF_WHILE_READING,
-               "OpenSSL 3's reason code");
-_Static_assert(ERR_LIB_SSL == OSSL_LIB_SSL, "OpenSSL's SSL library code");
-#endif
+#define OSSL_LIB_SSL P4J_OSSL3_LIB_SSL
+#define OSSL3_UNEXPECTED_EOF_WHILE_READING P4J_OSSL3_UNEXPECTED_EOF_WHILE_READING
 
 bool p4j_ossl_unexpected_eof(unsigned long code)
 {

@@ -1,9 +1,12 @@
 /* bridge/socket/socket_openssl.h - the OpenSSL functions the socket transport's TLS
  * calls, resolved at run time from the libssl already loaded in the process (the one
  * Python's ssl module runs on), never linked: the extension needs no libssl to load,
- * and TLS runs on exactly the library that made the caller's SSL_CTX. OpenSSL's headers
- * give the types and constants only; every call goes through p4j_ossl, which
- * p4j_socket_tls_load (socket_transport.h) fills. Works with OpenSSL 1.1.1 and 3.x.
+ * and TLS runs on exactly the library that made the caller's SSL_CTX. Every call goes
+ * through p4j_ossl, which p4j_socket_tls_load (socket_transport.h) fills. Works with
+ * OpenSSL 1.1.1 and 3.x. No OpenSSL header is needed to build: the opaque types and
+ * the constants of OpenSSL's public ABI that py4jni uses are declared here (the same
+ * in 1.1.1 and 3.x), and tests/c/test_socket_tls.c checks each against OpenSSL's own
+ * headers (the release wheels are built against an old glibc, with no OpenSSL).
  */
 #ifndef P4J_SOCKET_OPENSSL_H
 #define P4J_SOCKET_OPENSSL_H
@@ -12,9 +15,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <openssl/err.h>
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
+/* OpenSSL's opaque types, as its headers name them (the same typedefs may repeat). */
+typedef struct ssl_st SSL;
+typedef struct ssl_ctx_st SSL_CTX;
+typedef struct X509_VERIFY_PARAM_st X509_VERIFY_PARAM;
+
+/* OpenSSL's constants (ssl.h, x509_vfy.h, tls1.h). */
+#define P4J_SSL_ERROR_WANT_READ 2
+#define P4J_SSL_ERROR_WANT_WRITE 3
+#define P4J_SSL_ERROR_SYSCALL 5
+#define P4J_SSL_ERROR_ZERO_RETURN 6
+#define P4J_X509_V_OK 0
+#define P4J_SSL_CTRL_SET_TLSEXT_HOSTNAME 55
+#define P4J_TLSEXT_NAMETYPE_host_name 0
+/* 3.x's library code of SSL errors and its reason "unexpected eof while reading". */
+#define P4J_OSSL3_LIB_SSL 20UL
+#define P4J_OSSL3_UNEXPECTED_EOF_WHILE_READING 294UL
 
 /* One row per function: return type, OpenSSL's name, parameters. SSL_CTX_get_options
  * returns unsigned long in 1.1.1 and uint64_t in 3.x: the same 64-bit register on the

@@ -21,10 +21,28 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
 #include "socket_client.h"
+#include "socket_openssl.h"
+
+/* The ABI socket_openssl.h declares instead of including OpenSSL's headers. */
+_Static_assert(P4J_SSL_ERROR_WANT_READ == SSL_ERROR_WANT_READ, "SSL_ERROR_WANT_READ");
+_Static_assert(P4J_SSL_ERROR_WANT_WRITE == SSL_ERROR_WANT_WRITE, "SSL_ERROR_WANT_WRITE");
+_Static_assert(P4J_SSL_ERROR_SYSCALL == SSL_ERROR_SYSCALL, "SSL_ERROR_SYSCALL");
+_Static_assert(P4J_SSL_ERROR_ZERO_RETURN == SSL_ERROR_ZERO_RETURN, "SSL_ERROR_ZERO_RETURN");
+_Static_assert(P4J_X509_V_OK == X509_V_OK, "X509_V_OK");
+_Static_assert(P4J_SSL_CTRL_SET_TLSEXT_HOSTNAME == SSL_CTRL_SET_TLSEXT_HOSTNAME,
+               "SSL_CTRL_SET_TLSEXT_HOSTNAME");
+_Static_assert(P4J_TLSEXT_NAMETYPE_host_name == TLSEXT_NAMETYPE_host_name,
+               "TLSEXT_NAMETYPE_host_name");
+#ifdef SSL_R_UNEXPECTED_EOF_WHILE_READING /* 3.x headers */
+_Static_assert(P4J_OSSL3_UNEXPECTED_EOF_WHILE_READING == SSL_R_UNEXPECTED_EOF_WHILE_READING,
+               "OpenSSL 3's reason code");
+_Static_assert(P4J_OSSL3_LIB_SSL == ERR_LIB_SSL, "OpenSSL's SSL library code");
+#endif
 
 /* ---- certificates ------------------------------------------------------------------ */
 
