@@ -622,6 +622,22 @@ static PyObject *dir_names(ClientObject *cl, const p4j_ref *ref, p4j_dir_kind ki
     return lines_to_list(p4j_value_to_py(cl, &out));
 }
 
+/* Adds every item of iterable `items` to set `set`; 0, or -1 with an exception set.
+ * (CPython's _PySet_Update is private and gone from 3.13's headers.) */
+static int set_add_all(PyObject *set, PyObject *items)
+{
+    PyObject *it = PyObject_GetIter(items), *item;
+    if (!it)
+        return -1;
+    int rc = 0;
+    while (rc == 0 && (item = PyIter_Next(it))) {
+        rc = PySet_Add(set, item);
+        Py_DECREF(item);
+    }
+    Py_DECREF(it);
+    return rc == 0 && PyErr_Occurred() ? -1 : rc;
+}
+
 static PyObject *jobject_dir(PyObject *self, PyObject *unused)
 {
     (void)unused;
@@ -633,8 +649,8 @@ static PyObject *jobject_dir(PyObject *self, PyObject *unused)
     PyObject *r = NULL;
     if (methods) { /* py4j's dir: the names it knows, each once */
         PyObject *all = PySet_New(fields);
-        if (all && _PySet_Update(all, methods) == 0 &&
-            (!o->methods || _PySet_Update(all, o->methods) == 0))
+        if (all && set_add_all(all, methods) == 0 &&
+            (!o->methods || set_add_all(all, o->methods) == 0))
             r = PySequence_List(all);
         Py_XDECREF(all);
         if (r && PyList_Sort(r) < 0)
