@@ -33,8 +33,9 @@ source "$ROOT/tests/debian_root.sh"
 
 # The packages a leg needs: the build (what tests/setup_env.sh installs, less clang,
 # which only the fuzzing and sanitizer runs of the default leg use; make for the wheel's
-# libffi) and the runtimes.
+# libffi; libssl-dev, openssl and binutils for the TLS tests) and the runtimes.
 PACKAGES=(gcc libc6-dev make cmake ninja-build pkg-config libffi-dev libcmocka-dev git
+          libssl-dev openssl binutils
           python3.14-dev python3.14-venv python3.15-dev python3.15-venv
           python3-numpy openjdk-21-jdk-headless openjdk-25-jdk-headless openjdk-26-jdk-headless)
 JVM=/usr/lib/jvm
