@@ -73,6 +73,9 @@ pytest_leg() {
 
 wheels_leg() {
   local dist="$MATRIX/dist" v py venv whl status=0 rc=0
+  # The wheels are tested as installed: a caller's PYTHONPATH (a build's python/ dir,
+  # as tests/setup_env.sh exports) would shadow the installed package.
+  unset PYTHONPATH
   bash python-binding/build_wheels.sh --out "$dist"
   if [ -z "$(find_python 3.14)" ]; then
     echo "   the CPython 3.14 wheel, built in the forky chroot:"
