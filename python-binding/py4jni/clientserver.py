@@ -329,8 +329,6 @@ class ClientServerConnection(CallbackConnection):
             logger.info("pinned-thread connection from Java ended with an error",
                         exc_info=True)
         finally:
-            if self.server is not None:
-                self.server._forget(self)
             self._signal_stopped()
             if reset and self.socket is not None:
                 try:  # the last descriptor of the socket: its close sends a RST
@@ -339,6 +337,7 @@ class ClientServerConnection(CallbackConnection):
                 except OSError:
                     pass
             quiet_close(self.socket)
+            self.socket = None  # py4j's: an ended connection has no socket
             self.is_connected = False
 
 

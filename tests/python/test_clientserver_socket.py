@@ -675,3 +675,52 @@ def test_served_connection_timing_out_is_reset_as_py4j():
         assert outcomes == ["reset", "reset"]
     finally:
         client.shutdown()
+
+
+def _pinned_connections_story(cs, down_cls) -> list:
+    """Java threads of their own call back: each opens a connection to the PythonServer,
+    which Python's read_timeout ends; what ``connections`` lists meanwhile."""
+    connections = cs._callback_server.connections
+    fx = cs.jvm.org.py4jni.fixtures.CallbackFixtures
+    out: list = [type(connections).__name__]
+    gc.collect()
+    gc.disable()  # no collection but the story's own
+    try:
+        out.append(fx.recurseOnThread(down_cls(fx), 1))
+        out.append(len(connections))
+        deadline = time.monotonic() + 10
+        while any(c.socket is not None for c in connections) and time.monotonic() < deadline:
+            time.sleep(0.05)  # Python's side times out and closes
+        out.append([c.socket is None for c in connections])
+        out.append(fx.recurseOnThread(down_cls(fx), 1))  # another Java thread, connection
+        out.append(len(connections))  # the ended one gone, the newest listed
+        gc.collect()
+        out.append(len(connections))
+    finally:
+        gc.enable()
+    return out
+
+
+def test_pinned_server_connections_weakset_as_py4j():
+    """py4j's PythonServer keeps its connections in a WeakSet: an ended one has no socket
+    and stays listed while something holds it (the accepting thread holds the newest
+    until it accepts another: py4j's RetryTest.testGoodRetryFromJava reads it after it
+    ended); py4jni's the same, compared with py4j's ClientServer on a Java ClientServer
+    of its own."""
+    from py4j.clientserver import ClientServer as Py4jClientServer
+    from py4j.clientserver import JavaParameters as Py4jJava
+    from py4j.clientserver import PythonParameters as Py4jPython
+    results = []
+    for impl in ("py4j", "py4jni"):
+        side = Java()
+        try:
+            if impl == "py4j":
+                cs = Py4jClientServer(Py4jJava(port=side.port),
+                                      Py4jPython(port=side.python_port, read_timeout=0.25))
+                side.made.append(cs)
+            else:
+                cs = side.connect(read_timeout=0.25)
+            results.append(_pinned_connections_story(cs, Down))
+        finally:
+            side.close()
+    assert results[0] == results[1] == ["WeakSet", 1, 1, [True], 1, 1, 1]

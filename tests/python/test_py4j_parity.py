@@ -559,3 +559,59 @@ def test_gateway_client_deque_in_process_is_empty(inproc_gateway):
     assert len(dq) == 0 and list(dq) == [] and not dq
     with pytest.raises(IndexError):
         dq.pop()
+
+
+def test_ended_callback_connection_leaves_the_weakset_as_py4j(gateway, theirs):
+    """``callback_server.connections`` is py4j's WeakSet: a connection that ended (here:
+    Python's read_timeout) has no socket and leaves it once nothing holds it (the
+    accepting thread holds the newest); py4j's client on the same GatewayServer sees the
+    same."""
+    import time
+    import weakref
+
+    from py4j.java_gateway import CallbackServerParameters as Py4jCallbackParameters
+
+    from py4jni import CallbackServerParameters, JavaGateway
+    ours = JavaGateway(
+        gateway_parameters=GatewayParameters(port=gateway.gateway_parameters.port),
+        callback_server_parameters=CallbackServerParameters(port=0, read_timeout=0.25))
+    theirs.start_callback_server(Py4jCallbackParameters(port=0, read_timeout=0.25))
+    outcomes = []
+    try:
+        for gw in (ours, theirs):
+            gw.start_callback_server()
+            gw.java_gateway_server.resetCallbackClient(
+                gw.java_gateway_server.getCallbackClient().getAddress(),
+                gw.get_callback_server().get_listening_port())
+            connections = gw.get_callback_server().connections
+            seen: list[object] = [isinstance(connections, weakref.WeakSet)]
+            gc.collect()
+            gc.disable()  # no collection but the test's own
+            try:
+                seen.append(gw.jvm.org.py4jni.fixtures.Callbacks.apply(Adder(), 1, 2))
+                seen.append(len(connections))
+                deadline = time.monotonic() + 10
+                # Python's side times out and closes; its thread ends (py4j's connection
+                # is a Thread, py4jni's has one)
+                while any(getattr(c, "thread", c).is_alive() for c in connections) and \
+                        time.monotonic() < deadline:
+                    time.sleep(0.05)
+                seen.append([c.socket is None for c in connections])
+                # Java's next callback fails on write and retries on a new connection;
+                # the ended one is gone at once, the new one listed
+                seen.append(gw.jvm.org.py4jni.fixtures.Callbacks.apply(Adder(), 3, 4))
+                seen.append(len(connections))
+                gc.collect()
+                seen.append(len(connections))
+            finally:
+                gc.enable()
+            outcomes.append(seen)
+    finally:
+        theirs.shutdown_callback_server()
+        ours.shutdown_callback_server()
+        ours.close()
+        if gateway.get_callback_server() is not None:
+            gateway.java_gateway_server.resetCallbackClient(
+                gateway.java_gateway_server.getCallbackClient().getAddress(),
+                gateway.get_callback_server().get_listening_port())
+    assert outcomes[0] == outcomes[1] == [True, 3, 1, [True], 7, 1, 1]
