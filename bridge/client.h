@@ -38,6 +38,8 @@ typedef struct p4j_error {
     char *message;    /* UTF-8 text: the Java message, or the bridge's explanation */
     char *java_class; /* for P4J_ERR_JAVA: the throwable's class name             */
     p4j_ref throwable;/* for P4J_ERR_JAVA: the throwable (owned by the error)     */
+    bool timed_out;   /* for P4J_ERR_NETWORK: a wait ran out of its time-out (py4j's
+                         socket.timeout cause); p4j_error_set clears it             */
 } p4j_error;
 
 /* Call flags. */
@@ -61,6 +63,23 @@ typedef enum p4j_dir_kind {
 } p4j_dir_kind;
 
 typedef struct p4j_client p4j_client;
+
+/* What conn_ctl does to one connection named by an id of idle_list (py4j's
+ * GatewayClient.deque). Each returns -1 when the connection is not in a state the
+ * operation applies to (gone, in use by a call, not held, a pinned one for TAKE/PUT). */
+typedef enum p4j_conn_op {
+    P4J_CONN_STATE,    /* 0 gone, 1 idle, 2 held by the caller (TAKE), 3 in use by a call */
+    P4J_CONN_TAKE,     /* an idle pooled one leaves the pool: held by the caller until PUT
+                          or CLOSE (py4j's deque.pop/remove); 0                           */
+    P4J_CONN_PUT,      /* a held one goes back to the pool, the one used next (py4j's
+                          deque.append); closed instead once the client is shut down; 0   */
+    P4J_CONN_PUT_LAST, /* as PUT, the one used last (deque.appendleft); 0                 */
+    P4J_CONN_CLOSE,    /* an idle or held one closes (pinned: its socket is shut down and
+                          its thread's next command goes out on a new connection); 0      */
+    P4J_CONN_RESET,    /* as CLOSE, with a RST (SO_LINGER 0, py4j's set_linger); 0        */
+    P4J_CONN_DUP_FD,   /* a duplicate of its socket's descriptor (close-on-exec, owned by
+                          the caller), of a connection in any state                       */
+} p4j_conn_op;
 
 /* Runs one command the peer sent on the calling thread's connection (pinned-thread mode):
  * `command` holds its lines (each ending in '\n', the last "e\n"), `len` bytes. Sets
@@ -196,6 +215,14 @@ typedef struct p4j_client_ops {
      * pooled ones, and in pinned-thread mode the calling thread's when it is idle. The
      * client stays usable: later commands open new connections. */
     void (*close_idle)(p4j_client *c);
+    /* The idle connections, as py4j's GatewayClient.deque holds them: writes their ids
+     * (first the one used last, last the one used next) into ids[0..n) when n <= cap,
+     * and returns n. Pooled: the connections in the pool; pinned-thread mode: the
+     * threads' own connections (not served ones) that no call is using. An id names one
+     * socket: a connection resent on a new socket gets a new id; ids are never reused. */
+    size_t (*idle_list)(p4j_client *c, uint64_t *ids, size_t cap);
+    /* Acts on connection `id` (see p4j_conn_op); never blocks on the network. */
+    int (*conn_ctl)(p4j_client *c, uint64_t id, p4j_conn_op op);
 
     /* ---- Bulk operations for collections and arrays. Each one is optional: NULL when
      * the transport lacks it; callers then fall back to plain Java method calls. ---- */

@@ -14,6 +14,10 @@ compare builds with each other (``--pythonpath`` of each build's ``build/python`
 with the C floor. Scenarios: M1-bound, M2a, M2b, M4, X4 (per sort of 100 Python
 Comparables), X5 (per exception caught), CS (a caller-sensitive call,
 ``Field.getInt(None)``), size (``ArrayList.size()``, a plain call to set CS beside).
+With ``--socket`` the calls go to a py4j GatewayServer (py4j's own, started outside
+valgrind with the venv's py4j ``launch_gateway``) through py4jni's socket mode: the
+counts are the client's (the main thread's) instructions per call; X4 (callbacks)
+does not apply there.
 """
 from __future__ import annotations
 
@@ -30,12 +34,16 @@ SCENARIOS = ["M1-bound", "M2a", "M2b", "M4", "X4", "X5", "CS", "size"]
 PER = {"X4": 100, "X5": 10}  # calls per unit: X4 counts sorts, X5 exceptions
 
 
-def child(n: int, names: list[str]) -> None:
-    """The measured process: runs the scenarios with dump markers between segments."""
-    from py4jni import JavaGateway
+def child(n: int, names: list[str], port: int = 0) -> None:
+    """The measured process: runs the scenarios with dump markers between segments
+    (in-process, or through a socket to the GatewayServer on ``port``)."""
+    from py4jni import GatewayParameters, JavaGateway
     from py4jni.protocol import Py4JJavaError
-    g = JavaGateway(jvm_options=["-Xbatch", "-XX:+UnlockDiagnosticVMOptions",
-                                 "-XX:-ImplicitNullChecks"])
+    if port:
+        g = JavaGateway(gateway_parameters=GatewayParameters(port=port))
+    else:
+        g = JavaGateway(jvm_options=["-Xbatch", "-XX:+UnlockDiagnosticVMOptions",
+                                     "-XX:-ImplicitNullChecks"])
     jvm = g.jvm
     f = jvm.java.lang.System.currentTimeMillis
     sb = jvm.java.lang.StringBuilder()
@@ -59,7 +67,7 @@ def child(n: int, names: list[str]) -> None:
 
     order = [(i * 37) % 100 for i in range(100)]
     tmpl = jvm.java.util.ArrayList()
-    for k in order:
+    for k in order if "X4" in names else []:
         tmpl.add(Cmp(k))
     new_list, sort = jvm.java.util.ArrayList, jvm.java.util.Collections.sort
 
@@ -114,15 +122,23 @@ def main() -> int:
     ap.add_argument("--pythonpath", help="the build's python dir (default: as inherited)")
     ap.add_argument("--n", type=int, default=2000, help="calls per segment (default 2000)")
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
+    ap.add_argument("--socket", action="store_true",
+                    help="socket mode: calls to a py4j GatewayServer (the client's count)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args()
     names = [s for s in args.scenarios.split(",") if s]
+    if args.socket and "--scenarios" not in sys.argv:
+        names = [s for s in names if s != "X4"]
     unknown = set(names) - set(SCENARIOS)
     if unknown:
         print(f"unknown scenarios {sorted(unknown)}; known: {SCENARIOS}", file=sys.stderr)
         return 2
+    if args.socket and "X4" in names:
+        print("X4 (callbacks) does not apply to --socket", file=sys.stderr)
+        return 2
     if args.child:
-        child(args.n, names)
+        child(args.n, names, args.port)
         return 0
     if not shutil.which("valgrind"):
         print("valgrind not found (apt-get install --no-install-recommends valgrind)",
@@ -131,12 +147,21 @@ def main() -> int:
     env = dict(os.environ)
     if args.pythonpath:
         env["PYTHONPATH"] = args.pythonpath
+    server = None
+    if args.socket:  # py4j's own GatewayServer, outside valgrind
+        from py4j.java_gateway import launch_gateway
+        args.port, server = launch_gateway(die_on_exit=True, return_proc=True)
     with tempfile.TemporaryDirectory(prefix="p4j-callgrind-") as out:
         cmd = ["valgrind", "--tool=callgrind", "--separate-threads=yes",
                "--dump-before=getppid", f"--callgrind-out-file={out}/cg.%p", sys.executable,
                os.path.abspath(__file__), "--child", "--n", str(args.n),
-               "--scenarios", ",".join(names)]
-        done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+               "--scenarios", ",".join(names), "--port", str(args.port)]
+        try:
+            done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        finally:
+            if server is not None:
+                server.kill()
+                server.wait()
         if done.returncode != 0:
             print(done.stdout[-2000:], done.stderr[-4000:], file=sys.stderr)
             return 1

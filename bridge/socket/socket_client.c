@@ -1023,7 +1023,9 @@ static p4j_status op_encode_answer(p4j_client *c, const p4j_value *v, bool error
     .decode_arg = op_decode_arg, \
     .encode_answer = op_encode_answer, \
     .raw_command = op_raw_command, \
-    .close_idle = op_close_idle,
+    .close_idle = op_close_idle, \
+    .idle_list = sock_idle_list, \
+    .conn_ctl = sock_conn_ctl,
 
 static const p4j_client_ops socket_ops = {
     .name = "socket",

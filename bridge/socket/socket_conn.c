@@ -63,8 +63,8 @@ static inline void quickack(int fd)
 }
 
 /* Marks `cn` broken after a failed send/recv with errno `e` and fills `err`:
- * closed client, time-out ("timed out after N s <waiting>"), a TLS error (EPROTO, the
- * text in tls_why), or the system error. */
+ * closed client, time-out ("timed out after N s <waiting>", err->timed_out set), a TLS
+ * error (EPROTO, the text in tls_why), or the system error. */
 static p4j_status io_failed(socket_client *sc, conn *cn, int e, const char *waiting,
                             const char *doing, double timeout_shown, p4j_error *err)
 {
@@ -72,9 +72,12 @@ static p4j_status io_failed(socket_client *sc, conn *cn, int e, const char *wait
     cn->broken = true;
     if (sc->base.closed)
         return sock_closed_error(err);
-    if (e == EAGAIN || e == EWOULDBLOCK)
-        return p4j_error_set(err, P4J_ERR_NETWORK, "timed out after %g s %s the py4j server at %s",
-                             timeout_shown, waiting, sc->label);
+    if (e == EAGAIN || e == EWOULDBLOCK) {
+        p4j_error_set(err, P4J_ERR_NETWORK, "timed out after %g s %s the py4j server at %s",
+                      timeout_shown, waiting, sc->label);
+        err->timed_out = true;
+        return P4J_ERROR;
+    }
     if (e == EPROTO && cn->ssl)
         return p4j_error_set(err, P4J_ERR_NETWORK, "TLS error while %s the py4j server at %s: %s",
                              doing, sc->label, tls_why);
@@ -474,6 +477,7 @@ bool sock_link_unless_closed_locked(socket_client *sc, conn *cn)
     sc->all = cn;
     sc->nopen++;
     sc->counts.made++;
+    cn->id = ++sc->last_id;
     return true;
 }
 
@@ -544,6 +548,7 @@ p4j_status sock_conn_reopen(socket_client *sc, conn *cn, p4j_error *err)
         SWAP(rlen);
 #undef SWAP
         cn->eof = cn->broken = false;
+        cn->id = ++sc->last_id; /* another socket: another id (py4j: a new connection) */
         sc->counts.made++;
         sc->counts.closed++;
         sc->counts.retried++;

@@ -12,8 +12,9 @@
  *                    the constructors
  *
  * Thread rules: the client is shared; a connection belongs to one thread between
- * acquire and give back. `mu` guards the open list, the idle pool, the counts and the
- * dup table; `pins_mu` (socket_pinned.c) guards every pin.
+ * acquire and give back. `mu` guards the open list, the idle pool, the connections a
+ * program took out of it (`held`), the ids, the counts and the dup table; `pins_mu`
+ * (socket_pinned.c) guards every pin and is taken before `mu`.
  */
 #ifndef P4J_SOCKET_INTERNAL_H
 #define P4J_SOCKET_INTERNAL_H
@@ -48,6 +49,9 @@ typedef struct conn {
     bool pinned;            /* belongs to a thread (pinned-thread mode)     */
     bool eof;               /* the peer closed the connection               */
     bool served;            /* opened by the peer (ops->serve), not by us   */
+    bool held;              /* pooled: taken out of the pool by the caller
+                               (P4J_CONN_TAKE), not in use by a call        */
+    uint64_t id;            /* names its socket (idle_list), under sc->mu    */
     struct conn *next_idle;
     struct conn *prev, *next; /* every open connection (for shutdown)       */
 } conn;
@@ -91,6 +95,7 @@ typedef struct socket_client {
     conn *idle;
     conn *all;
     size_t nopen, nidle;
+    uint64_t last_id;      /* the last connection id given (never reused)    */
     p4j_socket_counts counts;
     dup_entry *dups;
     size_t ndups, capdups;
@@ -179,6 +184,9 @@ void sock_pool_close_idle(socket_client *sc);
 conn *sock_take_idle_locked(socket_client *sc);
 /* Closes and frees a chain taken by sock_take_idle_locked. */
 void sock_free_chain(conn *chain);
+/* ops->idle_list and ops->conn_ctl of both regimes (py4j's GatewayClient.deque). */
+size_t sock_idle_list(p4j_client *c, uint64_t *ids, size_t cap);
+int sock_conn_ctl(p4j_client *c, uint64_t id, p4j_conn_op op);
 
 /* ---- socket_pinned.c: the pinned-thread regime ------------------------------------ */
 
@@ -196,6 +204,9 @@ p4j_status sock_acquire_pinned(socket_client *sc, conn **out, p4j_error *err);
 void sock_give_back_pinned(socket_client *sc, conn *cn);
 /* Ends the calling thread's pinned connection cn (not in use) and frees it. */
 void sock_unpin_free(socket_client *sc, conn *cn);
+/* Writes the ids of sc's idle pinned connections (see ops->idle_list); returns how
+ * many there are. */
+size_t sock_pinned_idle_list(socket_client *sc, uint64_t *ids, size_t cap);
 /* Detaches every thread's pin from sc (the client is being destroyed). */
 void sock_pins_forget_client(socket_client *sc);
 /* Runs the peer's command whose first line (`first` bytes) starts the read buffer

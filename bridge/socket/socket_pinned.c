@@ -369,3 +369,30 @@ p4j_status sock_serve(p4j_client *c, int fd, const char *auth_token, double read
     sock_give_back_pinned(sc, cn);
     return st;
 }
+
+/* The ids of sc's pinned connections that their threads opened (not served ones) and no
+ * call is using (`depth` read as a snapshot: its thread changes it without a lock), the
+ * oldest first; returns how many there are (ids written when that is <= cap). */
+size_t sock_pinned_idle_list(socket_client *sc, uint64_t *ids, size_t cap)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&pins_mu);
+    pthread_mutex_lock(&sc->mu);
+    for (pin *p = sc->pins; p; p = p->next_of_client) {
+        conn *cn = p->cn;
+        if (cn && !cn->served && __atomic_load_n(&cn->depth, __ATOMIC_RELAXED) == 0)
+            n++;
+    }
+    if (n <= cap) {
+        size_t i = n;
+        for (pin *p = sc->pins; p; p = p->next_of_client) { /* newest first */
+            conn *cn = p->cn;
+            if (cn && !cn->served && __atomic_load_n(&cn->depth, __ATOMIC_RELAXED) == 0 &&
+                i > 0)
+                ids[--i] = cn->id;
+        }
+    }
+    pthread_mutex_unlock(&sc->mu);
+    pthread_mutex_unlock(&pins_mu);
+    return n;
+}

@@ -634,6 +634,26 @@ static int parse_int(const char *s, size_t n, int64_t lo, int64_t hi, int64_t *o
     return 0;
 }
 
+/* Python's float() spellings of the special values, which py4j's client reads: an
+ * optional sign, then inf, infinity or nan in any case. 0, or -1 for anything else. */
+static int parse_double_special(const char *s, size_t n, double *out)
+{
+    bool neg = n > 0 && s[0] == '-';
+    if (n > 0 && (s[0] == '-' || s[0] == '+')) {
+        s++;
+        n--;
+    }
+    if ((n == 3 || n == 8) && !strncasecmp(s, "infinity", n)) {
+        *out = neg ? -INFINITY : INFINITY;
+        return 0;
+    }
+    if (n == 3 && !strncasecmp(s, "nan", 3)) {
+        *out = NAN;
+        return 0;
+    }
+    return -1;
+}
+
 static int parse_double(const char *s, size_t n, double *out)
 {
     if (n == 3 && !memcmp(s, "NaN", 3)) {
@@ -655,7 +675,7 @@ static int parse_double(const char *s, size_t n, double *out)
         char c = s[i];
         if (!((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '-' ||
               c == '+'))
-            return -1;
+            return parse_double_special(s, n, out);
         tmp[i] = c;
     }
     tmp[n] = 0;

@@ -192,3 +192,230 @@ def set_thread_connection(client: Any, connection: Any) -> None:
                         "(a ClientServer over a socket); this client has no thread "
                         "connections")
     _thread_local(client).connection = weakref.ref(connection)
+
+
+def idle_connections(client: Any) -> "IdleConnections":
+    """py4j's ``GatewayClient.deque`` (the client's ``deque`` attribute): the live view of
+    the client's idle connections, made once per client."""
+    view = getattr(client, "_idle_view", None)
+    if view is None:
+        view = IdleConnections(client)
+        client._idle_view = view
+    return view
+
+
+_STATE_GONE, _STATE_IDLE, _STATE_HELD = 0, 1, 2
+
+
+class IdleConnection:
+    """One of a socket client's connections as py4j's ``deque`` holds it (py4j's
+    ``GatewayConnection``, or ``ClientServerConnection`` in pinned-thread mode). The
+    connection is the C client's; this object names it. ``socket`` is a new
+    ``socket.socket`` over a duplicate of its descriptor at each read (None once the
+    connection is closed): close it when done, or drop it (under TLS it is the TCP socket
+    below the session). ``close(reset=False)`` closes the connection. A connection taken
+    out of the deque (``pop``, ``popleft``, ``remove``) is the program's until it is given
+    back (``append``, ``appendleft``) or closed; one dropped meanwhile is closed, as py4j
+    closes a collected connection's socket."""
+
+    def __init__(self, client: Any, conn_id: int) -> None:
+        self._client = client
+        self._id = conn_id
+        params = getattr(client, "gateway_parameters", None)
+        self.gateway_parameters = params
+        self.java_parameters = getattr(client, "java_parameters", None)
+        self.python_parameters = getattr(client, "python_parameters", None)
+        self.address = getattr(client, "address", None)
+        self.port = getattr(client, "port", None)
+        self.auto_close = getattr(client, "auto_close", True)
+        self.gateway_property = getattr(client, "gateway_property", None)
+        self.java_client = client
+        self.initiated_from_client = True
+
+    def _ctl(self, op: int) -> int:
+        return int(self._client._conn_ctl(self._id, op))
+
+    @property
+    def is_connected(self) -> bool:
+        """True while the connection is open."""
+        return self._ctl(_py4jni.CONN_STATE) != _STATE_GONE
+
+    @property
+    def socket(self) -> Any:
+        """A socket object over a duplicate of the connection's descriptor, or None."""
+        fd = self._ctl(_py4jni.CONN_DUP_FD)
+        if fd < 0:
+            return None
+        import socket
+        return socket.socket(fileno=fd)
+
+    def close(self, reset: bool = False) -> None:
+        """Closes the connection (a RST when ``reset``, as py4j's set_linger). In
+        pinned-thread mode its socket is shut down and its thread's next call opens a new
+        connection."""
+        self._ctl(_py4jni.CONN_RESET if reset else _py4jni.CONN_CLOSE)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, IdleConnection) and other._id == self._id and \
+            other._client is self._client
+
+    def __hash__(self) -> int:
+        return hash((id(self._client), self._id))
+
+    def __repr__(self) -> str:
+        kind = "ClientServerConnection" if _pinned(self._client) else "GatewayConnection"
+        return f"<py4jni {kind} {self._id} to {self.address}:{self.port}>"
+
+    def __del__(self) -> None:
+        try:
+            if self._client._conn_ctl(self._id, _py4jni.CONN_STATE) == _STATE_HELD:
+                self._client._conn_ctl(self._id, _py4jni.CONN_CLOSE)
+        except Exception:  # noqa: BLE001 - interpreter exit
+            pass
+
+
+class IdleConnections:
+    """py4j's ``GatewayClient.deque``: the client's idle connections, read live from the C
+    client at each use (its pool; in pinned-thread mode the threads' connections no call
+    is using). Left to right as py4j's deque: ``[-1]`` is the connection the next call
+    takes. ``len``, iteration, indexing, ``in``, ``count``, ``index``, ``copy`` read it;
+    ``pop``, ``popleft``, ``remove``, ``clear`` take connections out of the pool (the
+    program's until given back with ``append``/``appendleft``, or closed); pinned-thread
+    connections belong to their threads and are never taken (Py4JError)."""
+
+    maxlen = None
+
+    def __init__(self, client: Any) -> None:
+        self._client_ref = weakref.ref(client)
+        self._known: "weakref.WeakValueDictionary[int, IdleConnection]" = \
+            weakref.WeakValueDictionary()
+        self._lock = threading.Lock()
+
+    def _client(self) -> Any:
+        client = self._client_ref()
+        if client is None:
+            raise Py4JError("py4jni: the client of this deque is gone")
+        return client
+
+    def _ids(self) -> list[int]:
+        client = self._client_ref()
+        return list(client._idle_ids()) if client is not None else []
+
+    def _conn(self, conn_id: int) -> IdleConnection:
+        with self._lock:
+            conn = self._known.get(conn_id)
+            if conn is None:
+                conn = IdleConnection(self._client(), conn_id)
+                self._known[conn_id] = conn
+            return conn
+
+    def __len__(self) -> int:
+        return len(self._ids())
+
+    def __bool__(self) -> bool:
+        return bool(self._ids())
+
+    def __iter__(self) -> Any:
+        return iter([self._conn(i) for i in self._ids()])
+
+    def __reversed__(self) -> Any:
+        return iter([self._conn(i) for i in reversed(self._ids())])
+
+    def __getitem__(self, index: int) -> IdleConnection:
+        ids = self._ids()
+        try:
+            return self._conn(ids[index])
+        except IndexError:
+            raise IndexError("deque index out of range") from None
+
+    def __delitem__(self, index: int) -> None:
+        self._take(self[index])
+
+    def __contains__(self, conn: object) -> bool:
+        return isinstance(conn, IdleConnection) and conn._client is self._client_ref() and \
+            conn._id in self._ids()
+
+    def count(self, conn: object) -> int:
+        return 1 if conn in self else 0
+
+    def index(self, conn: object, *args: int) -> int:
+        ids = self._ids()
+        if isinstance(conn, IdleConnection) and conn._client is self._client_ref():
+            try:
+                return ids.index(conn._id, *args)
+            except ValueError:
+                pass
+        raise ValueError(f"{conn!r} is not in deque")
+
+    def copy(self) -> Any:
+        """A ``collections.deque`` of the connections idle now."""
+        from collections import deque
+        return deque(self)
+
+    def __repr__(self) -> str:
+        return f"deque({list(self)!r})"
+
+    def _take(self, conn: IdleConnection) -> None:
+        if conn._ctl(_py4jni.CONN_TAKE) == 0:
+            return
+        if _pinned(self._client()) and conn._ctl(_py4jni.CONN_STATE) == _STATE_IDLE:
+            raise Py4JError("py4jni: a pinned-thread connection belongs to its thread and "
+                            "is not taken out of the deque; close() it instead")
+        raise ValueError(f"{conn!r} is not in deque")
+
+    def _pop(self, end: int) -> IdleConnection:
+        while True:
+            ids = self._ids()
+            if not ids:
+                raise IndexError("pop from an empty deque")
+            conn = self._conn(ids[end])
+            try:
+                self._take(conn)
+                return conn
+            except ValueError:  # another thread took it meanwhile
+                continue
+
+    def pop(self) -> IdleConnection:
+        """Takes the connection the next call would use out of the pool."""
+        return self._pop(-1)
+
+    def popleft(self) -> IdleConnection:
+        """Takes the connection used last out of the pool."""
+        return self._pop(0)
+
+    def remove(self, conn: IdleConnection) -> None:
+        """Takes ``conn`` out of the pool (ValueError when it is not in it)."""
+        if not isinstance(conn, IdleConnection) or conn._client is not self._client_ref():
+            raise ValueError(f"{conn!r} is not in deque")
+        self._take(conn)
+
+    def clear(self) -> None:
+        """Takes every idle connection out of the pool (each closes once dropped)."""
+        while True:
+            try:
+                self.pop()
+            except IndexError:
+                return
+
+    def _give_back(self, conn: Any, op: int) -> None:
+        if not isinstance(conn, IdleConnection) or conn._client is not self._client_ref():
+            raise Py4JError("py4jni: only a connection taken out of this deque can be "
+                            "given back (the C client opens its own connections)")
+        if conn._ctl(op) < 0:
+            raise Py4JError(f"py4jni: {conn!r} was not taken out of the deque (or is closed)")
+
+    def append(self, conn: IdleConnection) -> None:
+        """Gives a connection taken out of the pool back: the next call uses it."""
+        self._give_back(conn, _py4jni.CONN_PUT)
+
+    def appendleft(self, conn: IdleConnection) -> None:
+        """Gives a connection taken out of the pool back: used after the others."""
+        self._give_back(conn, _py4jni.CONN_PUT_LAST)
+
+    def extend(self, conns: Any) -> None:
+        for conn in conns:
+            self.append(conn)
+
+    def extendleft(self, conns: Any) -> None:
+        for conn in conns:
+            self.appendleft(conn)

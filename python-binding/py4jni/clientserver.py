@@ -324,13 +324,11 @@ class ClientServerConnection(CallbackConnection):
         except Exception as exc:  # noqa: BLE001 - a refused token, a broken connection
             # py4j resets a connection that timed out or failed authentication, so that
             # Java's next command on it fails on write and Java retries on a new one
-            reset = isinstance(exc, (Py4JNetworkError, Py4JAuthenticationError)) and (
-                "timed out" in str(exc) or isinstance(exc, Py4JAuthenticationError))
+            reset = isinstance(exc, Py4JAuthenticationError) or (
+                isinstance(exc, Py4JNetworkError) and isinstance(exc.cause, TimeoutError))
             logger.info("pinned-thread connection from Java ended with an error",
                         exc_info=True)
         finally:
-            if self.server is not None:
-                self.server._forget(self)
             self._signal_stopped()
             if reset and self.socket is not None:
                 try:  # the last descriptor of the socket: its close sends a RST
@@ -339,6 +337,7 @@ class ClientServerConnection(CallbackConnection):
                 except OSError:
                     pass
             quiet_close(self.socket)
+            self.socket = None  # py4j's: an ended connection has no socket
             self.is_connected = False
 
 

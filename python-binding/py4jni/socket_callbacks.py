@@ -263,7 +263,7 @@ class CallbackConnection:
 
     def __init__(self, server: "CallbackServer", sock: socket.socket, number: int) -> None:
         self.server = server
-        self.socket = sock
+        self.socket: socket.socket | None = sock
         self.thread: threading.Thread | None = threading.Thread(
             target=self.run, daemon=True, name=f"py4jni-callback-connection-{number}")
         self._stopped = threading.Lock()  # held once server_connection_stopped was sent
@@ -280,8 +280,10 @@ class CallbackConnection:
         (once)."""
         if reset:
             self._reset = True
+        sock = self.socket
         try:
-            self.socket.shutdown(socket.SHUT_RD if reset else socket.SHUT_RDWR)
+            if sock is not None:
+                sock.shutdown(socket.SHUT_RD if reset else socket.SHUT_RDWR)
         except OSError:
             pass
         self._signal_stopped()
@@ -293,6 +295,8 @@ class CallbackConnection:
     def run(self) -> None:
         server = self.server
         sock = self.socket
+        if sock is None:  # closed before it was served
+            return
         rfile = sock.makefile("rb")
         readline = rfile.readline
         sendall = sock.sendall
@@ -334,7 +338,6 @@ class CallbackConnection:
         except (OSError, ValueError):  # closed by Java or by shutdown
             pass
         finally:
-            server._forget(self)
             self._signal_stopped()
             try:
                 if self._reset:  # SO_LINGER 0: close() sends a RST
@@ -344,6 +347,7 @@ class CallbackConnection:
                 sock.close()
             except OSError:
                 pass
+            self.socket = None  # py4j's: an ended connection has no socket
 
     @staticmethod
     def _authenticate(readline: Any, sendall: Any, token: str) -> bool:
@@ -380,7 +384,9 @@ class CallbackServer:
         self._client_ref = weakref.ref(gateway_client)
         self.auth_token = callback_server_parameters.auth_token
         self.ssl_context = callback_server_parameters.ssl_context
-        self.connections: set[Any] = set()
+        # py4j's WeakSet: a connection leaves it when it is freed, not when it ends (the
+        # accepting thread holds the newest one until it accepts another, as py4j's)
+        self.connections: "weakref.WeakSet[Any]" = weakref.WeakSet()
         self._accepted = 0
         self.lock = threading.RLock()
         self.is_shutdown = False
@@ -466,10 +472,6 @@ class CallbackServer:
         ``close()``): a CallbackConnection (py4jni.clientserver.PythonServer makes
         ClientServerConnections)."""
         return CallbackConnection(self, socket_instance, self._accepted)
-
-    def _forget(self, connection: Any) -> None:
-        with self.lock:
-            self.connections.discard(connection)
 
     def close(self) -> None:
         """Closes every open callback connection (Java opens new ones when it needs to)."""

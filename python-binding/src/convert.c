@@ -585,7 +585,20 @@ PyObject *p4j_raise_call(ClientObject *cl, p4j_error *err, const char *target,
     case P4J_ERR_MEMORY:
         p4j_error_clear(cl->c, err);
         return PyErr_NoMemory();
-    case P4J_ERR_NETWORK: type = p4j_reg.Py4JNetworkError; break;
+    case P4J_ERR_NETWORK:
+        type = p4j_reg.Py4JNetworkError;
+        if (err->timed_out && type) { /* py4j's cause of a time-out: socket.timeout */
+            PyObject *cause = PyObject_CallFunction(PyExc_TimeoutError, "s", msg);
+            PyObject *exc = cause ? PyObject_CallFunction(type, "sO", msg, cause) : NULL;
+            Py_XDECREF(cause);
+            if (exc) {
+                PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+                Py_DECREF(exc);
+            }
+            p4j_error_clear(cl->c, err);
+            return NULL;
+        }
+        break;
     case P4J_ERR_AUTH: type = p4j_reg.Py4JAuthenticationError; break;
     case P4J_ERR_JAVA: {
         p4j_ref t = err->throwable;

@@ -279,10 +279,16 @@ static PyObject *client_raw_command(PyObject *self, PyObject *arg)
     P4J_RUN(st, cl->c->ops->raw_command(cl->c, text, (size_t)len, &answer, &alen, &stage,
                                         &err));
     if (st != P4J_OK && err.kind == P4J_ERR_NETWORK && stage > 0) {
-        /* py4j's Py4JNetworkError(message, None, when): the caller decides on a retry */
-        PyObject *exc = PyObject_CallFunction(p4j_reg.Py4JNetworkError, "sOs",
-                                              err.message ? err.message : "network error",
-                                              Py_None, stage == 1 ? "on_send" : "on_receive");
+        /* py4j's Py4JNetworkError(message, cause, when): the caller decides on a retry;
+         * the cause is a TimeoutError (py4j's socket.timeout) when a wait timed out */
+        const char *msg = err.message ? err.message : "network error";
+        PyObject *cause = err.timed_out ? PyObject_CallFunction(PyExc_TimeoutError, "s", msg)
+                                        : Py_NewRef(Py_None);
+        PyObject *exc = cause ? PyObject_CallFunction(p4j_reg.Py4JNetworkError, "sOs", msg,
+                                                      cause,
+                                                      stage == 1 ? "on_send" : "on_receive")
+                              : NULL;
+        Py_XDECREF(cause);
         p4j_error_clear(cl->c, &err);
         if (exc) {
             PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
@@ -307,6 +313,62 @@ static PyObject *client_close_idle(PyObject *self, PyObject *unused)
         Py_END_ALLOW_THREADS
     }
     Py_RETURN_NONE;
+}
+
+/* The ids of the client's idle connections (ops->idle_list): a list of ints, the one
+ * used last first; empty when the transport has none (in-process). */
+static PyObject *client_idle_ids(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    ClientObject *cl = (ClientObject *)self;
+    uint64_t small[16], *ids = small;
+    size_t cap = 16, n = 0;
+    for (;;) {
+        if (!cl->c->ops->idle_list)
+            break;
+        n = cl->c->ops->idle_list(cl->c, ids, cap); /* a short lock, no network wait */
+        if (n <= cap)
+            break;
+        if (ids != small)
+            PyMem_Free(ids);
+        cap = n + 16;
+        if (!(ids = PyMem_Malloc(cap * sizeof *ids)))
+            return PyErr_NoMemory();
+    }
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; list && i < n; i++) {
+        PyObject *id = PyLong_FromUnsignedLongLong(ids[i]);
+        if (!id)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, id);
+    }
+    if (ids != small)
+        PyMem_Free(ids);
+    return list;
+}
+
+/* _conn_ctl(id, op): ops->conn_ctl's result (-1: not applicable; see p4j_conn_op). */
+static PyObject *client_conn_ctl(PyObject *self, PyObject *args)
+{
+    ClientObject *cl = (ClientObject *)self;
+    unsigned long long id;
+    int op;
+    if (!PyArg_ParseTuple(args, "Ki:_conn_ctl", &id, &op))
+        return NULL;
+    if (op < P4J_CONN_STATE || op > P4J_CONN_DUP_FD) {
+        PyErr_SetString(PyExc_ValueError, "unknown connection operation");
+        return NULL;
+    }
+    int rc = -1;
+    if (cl->c->ops->conn_ctl) {
+        Py_BEGIN_ALLOW_THREADS /* closing a TLS connection may write */
+        rc = cl->c->ops->conn_ctl(cl->c, (uint64_t)id, (p4j_conn_op)op);
+        Py_END_ALLOW_THREADS
+    } else if (op == P4J_CONN_STATE) {
+        rc = 0;
+    }
+    return PyLong_FromLong(rc);
 }
 
 /* Calls py4jni._client_api.<name>(self, *args, **kw): py4j's public GatewayClient and
@@ -353,6 +415,18 @@ static PyObject *client_global_refs(PyObject *self, PyObject *unused)
 {
     (void)self; (void)unused;
     return PyLong_FromLong(p4j_jvm_global_count());
+}
+
+/* py4j's GatewayClient.deque: py4jni._client_api.idle_connections(self). */
+static PyObject *client_get_deque(PyObject *self, void *closure)
+{
+    (void)closure;
+    PyObject *args = PyTuple_New(0);
+    if (!args)
+        return NULL;
+    PyObject *res = client_api_call("idle_connections", self, args, NULL);
+    Py_DECREF(args);
+    return res;
 }
 
 static PyObject *client_get_closed(PyObject *self, void *closure)
@@ -437,6 +511,11 @@ static PyMethodDef client_methods[] = {
      "a failure after connecting raises Py4JNetworkError with py4j's `when`."},
     {"_close_idle", client_close_idle, METH_NOARGS,
      "Closes the connections nobody uses (socket mode); the client stays usable."},
+    {"_idle_ids", client_idle_ids, METH_NOARGS,
+     "The ids of the idle connections (socket mode; py4j's deque order), a short lock."},
+    {"_conn_ctl", client_conn_ctl, METH_VARARGS,
+     "_conn_ctl(id, op): acts on one connection (CONN_* of this module); -1 when it does "
+     "not apply."},
 #define API_METHOD(name, doc) \
     {#name, (PyCFunction)(void (*)(void))client_##name, METH_VARARGS | METH_KEYWORDS, doc}
     API_METHOD(close, "py4j's close(): closes the client's connections (see py4jni._client_api)."),
@@ -502,6 +581,9 @@ static PyGetSetDef client_getset[] = {
      "py4j's auto_field: attributes of JavaObjects read a public field when there is one "
      "(one extra transport call per attribute read).", NULL},
     {"closed", client_get_closed, NULL, "True after shutdown().", NULL},
+    {"deque", client_get_deque, NULL,
+     "py4j's deque of idle connections: a live view of the transport's (socket mode; "
+     "empty in-process), see py4jni._client_api.IdleConnections.", NULL},
     {"interrupt_java", client_get_interrupt_java, client_set_interrupt_java,
      "In-process: whether a SIGINT (Ctrl-C) interrupts this client's Java calls on the "
      "main thread (Thread.interrupt()); True by default. Socket clients: always False.",
@@ -871,7 +953,14 @@ PyMODINIT_FUNC PyInit__py4jni(void)
         PyModule_AddIntConstant(m, "CAP_BUFFERS", P4J_CAP_BUFFERS) < 0 ||
         PyModule_AddIntConstant(m, "CAP_TEXT_PROXIES", P4J_CAP_TEXT_PROXIES) < 0 ||
         PyModule_AddIntConstant(m, "CAP_PINNED", P4J_CAP_PINNED) < 0 ||
-        PyModule_AddIntConstant(m, "CAP_LOCK_HELD", P4J_CAP_LOCK_HELD) < 0) {
+        PyModule_AddIntConstant(m, "CAP_LOCK_HELD", P4J_CAP_LOCK_HELD) < 0 ||
+        PyModule_AddIntConstant(m, "CONN_STATE", P4J_CONN_STATE) < 0 ||
+        PyModule_AddIntConstant(m, "CONN_TAKE", P4J_CONN_TAKE) < 0 ||
+        PyModule_AddIntConstant(m, "CONN_PUT", P4J_CONN_PUT) < 0 ||
+        PyModule_AddIntConstant(m, "CONN_PUT_LAST", P4J_CONN_PUT_LAST) < 0 ||
+        PyModule_AddIntConstant(m, "CONN_CLOSE", P4J_CONN_CLOSE) < 0 ||
+        PyModule_AddIntConstant(m, "CONN_RESET", P4J_CONN_RESET) < 0 ||
+        PyModule_AddIntConstant(m, "CONN_DUP_FD", P4J_CONN_DUP_FD) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -970,6 +970,7 @@ static void test_read_timeout(void **state)
     assert_int_equal(sl.st, P4J_ERROR);
     assert_int_equal(sl.err.kind, P4J_ERR_NETWORK);
     assert_non_null(strstr(sl.err.message, "timed out"));
+    assert_true(sl.err.timed_out); /* a time-out known by its flag, not by its text */
     assert_true(dt < 2.0);
     p4j_error_clear(NULL, &sl.err);
     /* the timed-out connection was dropped; a new one serves the next call */
@@ -980,6 +981,63 @@ static void test_read_timeout(void **state)
     p4j_value t;
     call_ok(&t, c, &sys, P4J_CALL_STATIC, "currentTimeMillis", NULL, 0);
     assert_int_equal(t.kind, P4J_LONG);
+    free(sys.handle);
+    c->ops->shutdown(c);
+    c->ops->destroy(c);
+}
+
+/* The idle connections as py4j's GatewayClient.deque sees them: listed oldest first, a
+ * taken one used by no call until put back, a duplicate descriptor of its socket, closed
+ * on request. */
+static void test_idle_connections(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    p4j_client *c;
+    p4j_error err = {0};
+    assert_int_equal(p4j_socket_client_new("127.0.0.1", main_server.port, NULL, 0, &c, &err),
+                     P4J_OK);
+    uint64_t ids[4];
+    assert_int_equal(c->ops->idle_list(c, ids, 4), 0);
+    p4j_ref sys = cls_ref("java.lang.System");
+    p4j_value t;
+    call_ok(&t, c, &sys, P4J_CALL_STATIC, "currentTimeMillis", NULL, 0);
+    assert_int_equal(c->ops->idle_list(c, ids, 4), 1);
+    uint64_t first = ids[0];
+    assert_int_equal(c->ops->conn_ctl(c, first, P4J_CONN_STATE), 1);
+    assert_int_equal(c->ops->conn_ctl(c, first, P4J_CONN_PUT), -1); /* not taken */
+    assert_int_equal(c->ops->conn_ctl(c, first, P4J_CONN_TAKE), 0);
+    assert_int_equal(c->ops->conn_ctl(c, first, P4J_CONN_TAKE), -1);
+    assert_int_equal(c->ops->conn_ctl(c, first, P4J_CONN_STATE), 2);
+    assert_int_equal(c->ops->idle_list(c, ids, 4), 0);
+    call_ok(&t, c, &sys, P4J_CALL_STATIC, "currentTimeMillis", NULL, 0); /* a new one */
+    assert_int_equal(c->ops->idle_list(c, ids, 4), 1);
+    uint64_t second = ids[0];
+    assert_true(second != first);
+    assert_int_equal(c->ops->conn_ctl(c, first, P4J_CONN_PUT), 0); /* used next */
+    assert_int_equal(c->ops->idle_list(c, ids, 1), 2); /* too small: the count only */
+    assert_int_equal(c->ops->idle_list(c, ids, 4), 2);
+    assert_true(ids[0] == second && ids[1] == first);
+    size_t open, idle;
+    p4j_socket_client_connections(c, &open, &idle);
+    assert_true(open == 2 && idle == 2);
+    int fd = c->ops->conn_ctl(c, first, P4J_CONN_DUP_FD);
+    assert_true(fd >= 0);
+    struct sockaddr_in peer;
+    socklen_t plen = sizeof peer;
+    assert_int_equal(getpeername(fd, (struct sockaddr *)&peer, &plen), 0);
+    assert_int_equal(ntohs(peer.sin_port), main_server.port);
+    close(fd);
+    assert_int_equal(c->ops->conn_ctl(c, second, P4J_CONN_CLOSE), 0);
+    assert_int_equal(c->ops->conn_ctl(c, second, P4J_CONN_STATE), 0);
+    assert_int_equal(c->ops->conn_ctl(c, second, P4J_CONN_CLOSE), -1);
+    assert_int_equal(c->ops->idle_list(c, ids, 4), 1);
+    assert_true(ids[0] == first);
+    p4j_socket_client_connections(c, &open, &idle);
+    assert_true(open == 1 && idle == 1);
+    call_ok(&t, c, &sys, P4J_CALL_STATIC, "currentTimeMillis", NULL, 0); /* on `first` */
+    assert_int_equal(c->ops->idle_list(c, ids, 4), 1);
+    assert_true(ids[0] == first);
     free(sys.handle);
     c->ops->shutdown(c);
     c->ops->destroy(c);
@@ -1088,6 +1146,7 @@ int main(void)
         cmocka_unit_test(test_server_killed),
         cmocka_unit_test(test_auth),
         cmocka_unit_test(test_read_timeout),
+        cmocka_unit_test(test_idle_connections),
         cmocka_unit_test(test_threads_share_pool),
         cmocka_unit_test(test_shutdown),
     };

@@ -458,6 +458,17 @@ static void test_decode_scalars(void **state)
     assert_true(isinf(v.u.d) && v.u.d > 0);
     assert_int_equal(dec("!yd-Infinity", &v, &err), P4J_ANSWER_VALUE);
     assert_true(isinf(v.u.d) && v.u.d < 0);
+    /* Python's float() spellings, which py4j's client reads too */
+    assert_int_equal(dec("!ydinf", &v, &err), P4J_ANSWER_VALUE);
+    assert_true(isinf(v.u.d) && v.u.d > 0);
+    assert_int_equal(dec("!yd-INF", &v, &err), P4J_ANSWER_VALUE);
+    assert_true(isinf(v.u.d) && v.u.d < 0);
+    assert_int_equal(dec("!yd+infinity", &v, &err), P4J_ANSWER_VALUE);
+    assert_true(isinf(v.u.d) && v.u.d > 0);
+    assert_int_equal(dec("!ydnan", &v, &err), P4J_ANSWER_VALUE);
+    assert_true(isnan(v.u.d));
+    assert_int_equal(dec("!yd-NaN", &v, &err), P4J_ANSWER_VALUE);
+    assert_true(isnan(v.u.d));
     assert_int_equal(dec("!yD1.50", &v, &err), P4J_ANSWER_VALUE);
     assert_int_equal(v.kind, P4J_DECIMAL);
     assert_int_equal(v.u.s.len, 4);
@@ -648,8 +659,8 @@ static void test_decode_malformed(void **state)
         "!yq",     "!yi",        "!yi12a",   "!yi2147483648", "!yi-2147483649",
         "!yi+",    "!yi--1",     "!yi 1",    "!yL9223372036854775808",
         "!yL-9223372036854775809", "!yL99999999999999999999", "!yb",
-        "!ybtruex", "!yd",       "!ydabc",   "!yd1e5x",     "!ydinf",  "!yd0x1p3",
-        "!ydnan",  "!yd1.0.0e",  "!ys\\",    "!ys\\q",      "!ysab\\", "!yr",
+        "!ybtruex", "!yd",       "!ydabc",   "!yd1e5x",     "!ydinfx", "!yd0x1p3",
+        "!ydnan1", "!yd1.0.0e",  "!ys\\",    "!ys\\q",      "!ysab\\", "!yr",
         "!xr",     "!yjA",       "!yjABCDE", "!yvx",        "!ynx",    "!ypx",
         "!ymx",    "!yox",       "!yD",      "!yf",
     };

@@ -252,7 +252,6 @@ DEVIATIONS = {
             "ThreadSafeFinalizer.finalizers: none registered for JavaObjects",
     },
     "socket": {
-        "java_tls_test::": "ssl_context in socket mode: Py4JError at construction",
         "java_gateway_test::ProtocolTest::testProtocolSend":
             "set_gateway_client(obj) with a Python stand-in for the client",
         "java_gateway_test::MemoryManagementTest::testGCCollect":

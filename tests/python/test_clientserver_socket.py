@@ -557,3 +557,170 @@ def test_client_shutdown_gateway_stops_java(java):
     assert not cs._gateway_client.is_connected
     with pytest.raises(Py4JError):
         cs.entry_point.hello("y")
+
+
+def _pinned_deque_story(cs) -> list:
+    """What a program sees of py4j's JavaClient.deque: each thread's connection while no
+    call of that thread uses it, gone once the thread ended, a new one after close()."""
+    dq = cs._gateway_client.deque
+    call = cs.jvm.java.lang.System.currentTimeMillis
+    out: list = []
+    call()
+    out.append(len(dq))                                  # this thread's, idle
+    first = str(dq[0])
+    call()
+    out.append([len(dq), str(dq[0]) == first, all(dq)])
+    seen = []
+
+    def work():
+        call()
+        seen.append(len(dq) >= 2)                        # its own and the main thread's
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    out.append(seen)
+    out.append(wait_for(lambda: (gc.collect(), len(dq))[1], 1, 10.0))  # theirs went
+    dq[0].close()
+    call()                                               # on a new connection
+    out.append([len(dq), str(dq[0]) != first])
+    return out
+
+
+def test_pinned_deque_as_py4j():
+    """``cs._gateway_client.deque`` in pinned-thread mode lists each thread's connection
+    while it is idle, as py4j's JavaClient.deque, compared with py4j's ClientServer on a
+    Java ClientServer of its own."""
+    from py4j.clientserver import ClientServer as Py4jClientServer
+    from py4j.clientserver import JavaParameters as Py4jJava
+    from py4j.clientserver import PythonParameters as Py4jPython
+    results = []
+    for impl in ("py4j", "py4jni"):
+        side = Java()
+        try:
+            if impl == "py4j":
+                cs = Py4jClientServer(Py4jJava(port=side.port),
+                                      Py4jPython(port=side.python_port))
+                side.made.append(cs)
+            else:
+                cs = side.connect()
+            results.append(_pinned_deque_story(cs))
+        finally:
+            side.close()
+    assert results[0] == results[1] == [1, [1, True, True], [True] * 3, 1, [1, True]]
+
+
+def test_pinned_deque_is_never_taken(cs):
+    cs.jvm.java.lang.System.currentTimeMillis()
+    dq = cs._gateway_client.deque
+    for take in (dq.pop, dq.popleft, lambda: dq.remove(dq[0]), dq.clear):
+        with pytest.raises(Py4JError, match="belongs to its thread"):
+            take()
+    assert len(dq) == 1 and dq[0].is_connected
+
+
+def _served_pair(timeout: float):
+    """A TCP connection: (the peer's end, the end Python serves, with `timeout` set)."""
+    import socket
+    srv = socket.create_server(("127.0.0.1", 0))
+    peer = socket.create_connection(srv.getsockname())
+    conn, _ = srv.accept()
+    srv.close()
+    conn.settimeout(timeout)
+    return peer, conn
+
+
+def test_served_connection_timing_out_is_reset_as_py4j():
+    """A served connection whose read_timeout expires closes with a RST (so Java's next
+    write fails and it retries on a new connection), as py4j's ClientServerConnection;
+    py4jni knows the time-out by its error's cause (TimeoutError, py4j's socket.timeout),
+    not by the error's text."""
+    from py4j.clientserver import ClientServerConnection as Py4jConnection
+    from py4j.clientserver import JavaParameters as Py4jJava
+    from py4j.clientserver import PythonParameters as Py4jPython
+    from py4j.java_gateway import GatewayProperty as Py4jProperty
+    from py4j.java_gateway import PythonProxyPool as Py4jPool
+
+    from py4jni import _py4jni
+    from py4jni.java_gateway import GatewayProperty
+    from py4jni.socket_callbacks import PythonProxyPool
+    client = _py4jni.socket_client("127.0.0.1", free_port(), None, 0.0, pinned=True)
+    try:
+        peer, conn = _served_pair(0.2)
+        with peer, conn, pytest.raises(Py4JNetworkError) as info:
+            _py4jni.serve_connection(client, os.dup(conn.fileno()), None, 0.2)
+        assert isinstance(info.value.cause, TimeoutError), info.value.cause
+        outcomes = []
+        for impl in ("py4j", "py4jni"):
+            peer, conn = _served_pair(0.2)
+            if impl == "py4j":
+                c = Py4jConnection(Py4jJava(), Py4jPython(read_timeout=0.2),
+                                   Py4jProperty(False, Py4jPool()), None)
+                c.init_socket_from_python_server(conn, conn.makefile("rb"))
+            else:
+                c = ClientServerConnection(JavaParameters(), PythonParameters(read_timeout=0.2),
+                                           GatewayProperty(False, PythonProxyPool()), client)
+                c.init_socket_from_python_server(conn, None)
+            c.wait_for_commands()  # returns once the time-out closed the connection
+            peer.settimeout(5)
+            try:
+                outcomes.append(peer.recv(1))
+            except ConnectionResetError:
+                outcomes.append("reset")
+            finally:
+                peer.close()
+                conn.close()
+        assert outcomes == ["reset", "reset"]
+    finally:
+        client.shutdown()
+
+
+def _pinned_connections_story(cs, down_cls) -> list:
+    """Java threads of their own call back: each opens a connection to the PythonServer,
+    which Python's read_timeout ends; what ``connections`` lists meanwhile."""
+    connections = cs._callback_server.connections
+    fx = cs.jvm.org.py4jni.fixtures.CallbackFixtures
+    out: list = [type(connections).__name__]
+    gc.collect()
+    gc.disable()  # no collection but the story's own
+    try:
+        out.append(fx.recurseOnThread(down_cls(fx), 1))
+        out.append(len(connections))
+        deadline = time.monotonic() + 10
+        while any(c.socket is not None for c in connections) and time.monotonic() < deadline:
+            time.sleep(0.05)  # Python's side times out and closes
+        out.append([c.socket is None for c in connections])
+        out.append(fx.recurseOnThread(down_cls(fx), 1))  # another Java thread, connection
+        out.append(len(connections))  # the ended one gone, the newest listed
+        gc.collect()
+        out.append(len(connections))
+    finally:
+        gc.enable()
+    return out
+
+
+def test_pinned_server_connections_weakset_as_py4j():
+    """py4j's PythonServer keeps its connections in a WeakSet: an ended one has no socket
+    and stays listed while something holds it (the accepting thread holds the newest
+    until it accepts another: py4j's RetryTest.testGoodRetryFromJava reads it after it
+    ended); py4jni's the same, compared with py4j's ClientServer on a Java ClientServer
+    of its own."""
+    from py4j.clientserver import ClientServer as Py4jClientServer
+    from py4j.clientserver import JavaParameters as Py4jJava
+    from py4j.clientserver import PythonParameters as Py4jPython
+    results = []
+    for impl in ("py4j", "py4jni"):
+        side = Java()
+        try:
+            if impl == "py4j":
+                cs = Py4jClientServer(Py4jJava(port=side.port),
+                                      Py4jPython(port=side.python_port, read_timeout=0.25))
+                side.made.append(cs)
+            else:
+                cs = side.connect(read_timeout=0.25)
+            results.append(_pinned_connections_story(cs, Down))
+        finally:
+            side.close()
+    assert results[0] == results[1] == ["WeakSet", 1, 1, [True], 1, 1, 1]

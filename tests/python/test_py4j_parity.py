@@ -482,3 +482,136 @@ def test_java_retries_a_callback_connection_python_timed_out(gateway, theirs):
                 gateway.java_gateway_server.getCallbackClient().getAddress(),
                 gateway.get_callback_server().get_listening_port())
     assert outcomes[0] == outcomes[1] == [3, 7, True]
+
+
+# -- gateway_client.deque: the idle connections ----------------------------------------
+
+def _deque_story(gw, port: int) -> list[object]:
+    """What a program sees of py4j's deque of idle connections while it reads, takes,
+    gives back and closes them between calls."""
+    dq = gw._gateway_client.deque
+    call = gw.jvm.java.lang.System.currentTimeMillis
+    out: list[object] = []
+    gw._gateway_client.close()  # start with no idle connection
+    out.append(len(dq))
+    call()
+    out.append(len(dq))                                 # the call's connection, given back
+    first = str(dq[0])
+    call()
+    out.append(str(dq[0]) == first)                     # the same one again
+    out.append(dq[0].is_connected and bool(dq))
+    out.append(dq[0].socket.getpeername()[1] == port)   # a socket to the GatewayServer
+    taken = dq.pop()
+    out.append(len(dq))                                 # the pool sees it gone
+    out.append(taken.is_connected)
+    call()
+    out.append(len(dq))                                 # the call opened another one
+    out.append(str(dq[0]) != str(taken))
+    dq.append(taken)
+    out.append(len(dq))
+    out.append(str(dq[-1]) == str(taken) and taken in dq and dq.index(taken) == 1)
+    call()                                              # takes and gives back dq[-1]
+    out.append(str(dq[-1]) == str(taken))
+    oldest = dq.popleft()
+    oldest.close()
+    out.append(oldest.is_connected)
+    out.append([len(dq), str(dq[0]) == str(taken)])
+    dq.remove(taken)
+    del taken
+    gc.collect()                                        # a dropped connection is closed
+    out.append(len(dq))
+    call()
+    out.append(len(dq))
+    dq.clear()
+    gc.collect()
+    out.append(len(dq))
+    out.append(call() > 0)                              # a new connection serves the call
+    out.append(len(dq))
+    return out
+
+
+def test_gateway_client_deque_as_py4j(gateway, theirs):
+    """``gateway._gateway_client.deque`` lists the idle connections as py4j's deque does:
+    a call's connection comes back to it, one taken out (pop, popleft, remove) is not
+    used by calls until given back (append), close() closes it, a dropped one closes;
+    py4j's client on the same GatewayServer sees the same."""
+    from py4jni import _py4jni
+    port = gateway.gateway_parameters.port
+    ours = _ours(gateway)
+    try:
+        made = _py4jni.socket_counts(ours._gateway_client)["made"]
+        got = _deque_story(ours, port)
+        counts = _py4jni.socket_counts(ours._gateway_client)
+    finally:
+        ours.close()
+    expected = _deque_story(theirs, port)
+    assert got == expected
+    assert got == [0, 1, True, True, True, 0, True, 1, True, 2, True, True, False, [1, True],
+                   0, 1, 0, True, 1]
+    # connections made: the first, one while one was taken, one after remove(), one after
+    # clear(): a connection taken out of the pool is not used by calls
+    assert counts["made"] - made == 4 and counts["retried"] == 0
+
+
+def test_gateway_client_deque_in_process_is_empty(inproc_gateway):
+    dq = inproc_gateway._gateway_client.deque
+    inproc_gateway.jvm.java.lang.System.currentTimeMillis()
+    assert len(dq) == 0 and list(dq) == [] and not dq
+    with pytest.raises(IndexError):
+        dq.pop()
+
+
+def test_ended_callback_connection_leaves_the_weakset_as_py4j(gateway, theirs):
+    """``callback_server.connections`` is py4j's WeakSet: a connection that ended (here:
+    Python's read_timeout) has no socket and leaves it once nothing holds it (the
+    accepting thread holds the newest); py4j's client on the same GatewayServer sees the
+    same."""
+    import time
+    import weakref
+
+    from py4j.java_gateway import CallbackServerParameters as Py4jCallbackParameters
+
+    from py4jni import CallbackServerParameters, JavaGateway
+    ours = JavaGateway(
+        gateway_parameters=GatewayParameters(port=gateway.gateway_parameters.port),
+        callback_server_parameters=CallbackServerParameters(port=0, read_timeout=0.25))
+    theirs.start_callback_server(Py4jCallbackParameters(port=0, read_timeout=0.25))
+    outcomes = []
+    try:
+        for gw in (ours, theirs):
+            gw.start_callback_server()
+            gw.java_gateway_server.resetCallbackClient(
+                gw.java_gateway_server.getCallbackClient().getAddress(),
+                gw.get_callback_server().get_listening_port())
+            connections = gw.get_callback_server().connections
+            seen: list[object] = [isinstance(connections, weakref.WeakSet)]
+            gc.collect()
+            gc.disable()  # no collection but the test's own
+            try:
+                seen.append(gw.jvm.org.py4jni.fixtures.Callbacks.apply(Adder(), 1, 2))
+                seen.append(len(connections))
+                deadline = time.monotonic() + 10
+                # Python's side times out and closes; its thread ends (py4j's connection
+                # is a Thread, py4jni's has one)
+                while any(getattr(c, "thread", c).is_alive() for c in connections) and \
+                        time.monotonic() < deadline:
+                    time.sleep(0.05)
+                seen.append([c.socket is None for c in connections])
+                # Java's next callback fails on write and retries on a new connection;
+                # the ended one is gone at once, the new one listed
+                seen.append(gw.jvm.org.py4jni.fixtures.Callbacks.apply(Adder(), 3, 4))
+                seen.append(len(connections))
+                gc.collect()
+                seen.append(len(connections))
+            finally:
+                gc.enable()
+            outcomes.append(seen)
+    finally:
+        theirs.shutdown_callback_server()
+        ours.shutdown_callback_server()
+        ours.close()
+        if gateway.get_callback_server() is not None:
+            gateway.java_gateway_server.resetCallbackClient(
+                gateway.java_gateway_server.getCallbackClient().getAddress(),
+                gateway.get_callback_server().get_listening_port())
+    assert outcomes[0] == outcomes[1] == [True, 3, 1, [True], 7, 1, 1]
