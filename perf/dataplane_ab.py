@@ -12,7 +12,9 @@ Variants (``spark``: PySpark's code as shipped; ``mem``: the hop replaced in mem
 
 - toPandas-arrow: spark = ``collectAsArrowToPython`` + socket + ``ArrowCollectSerializer``;
   mem = the Dataset's Arrow batch RDD collected as ``byte[][]`` through the bridge, read
-  by pyarrow with the schema Java wrote (the rest of ``toPandas`` unchanged).
+  by pyarrow with the schema Java wrote (the rest of ``toPandas`` unchanged); py4jni =
+  the PySpark adapter's in-memory path when it is installed (spark_dataplane.py: Spark's
+  own stream writer into memory, ``ArrowCollectSerializer`` reading it in place).
 - createDataFrame-arrow: spark = Arrow stream to a temp file, ``readArrowStreamFromFile``;
   mem = the same stream as one ``byte[]``, read by ``ArrowConverters.getBatchesFromStream``.
 - parallelize: spark = pickled batches to a temp file, ``readRDDFromFile``; mem = the same
@@ -90,7 +92,8 @@ def main() -> int:
     sc = spark.sparkContext
     jvm = sc._jvm
     res: dict = {"mode": a.mode, "load_start": os.getloadavg(), "data": {}}
-    spark_collect_as_arrow = PandasConversionMixin._collect_as_arrow
+    installed = PandasConversionMixin._collect_as_arrow  # py4jni's in-memory one, if enabled
+    spark_collect_as_arrow = getattr(installed, "_py4jni_stock", installed)
     real_ser = type(sc)._serialize_to_jvm
     tmp_write = {"s": 0.0, "bytes": 0}
 
@@ -110,8 +113,9 @@ def main() -> int:
         res["data"][str(n)] = data
 
         def tp_arrow(variant):
-            PandasConversionMixin._collect_as_arrow = (
-                spark_collect_as_arrow if variant == "spark" else collect_as_arrow_mem)
+            PandasConversionMixin._collect_as_arrow = {
+                "spark": spark_collect_as_arrow, "mem": collect_as_arrow_mem,
+                "py4jni": installed}[variant]
             spark.conf.set("spark.sql.execution.arrow.pyspark.enabled", "true")
             try:
                 out = df.toPandas()
@@ -173,7 +177,8 @@ def main() -> int:
             spark.conf.set("spark.sql.execution.arrow.pyspark.enabled", "false")
             assert len(df.toPandas()) == n
 
-        paths = {"toPandas-arrow": (tp_arrow, ["spark", "mem"]),
+        paths = {"toPandas-arrow": (tp_arrow, ["spark", "mem"] + (
+                     ["py4jni"] if installed is not spark_collect_as_arrow else [])),
                  "createDataFrame-arrow": (cdf_arrow, ["spark", "mem"]),
                  "parallelize": (par, ["spark", "mem"]),
                  "broadcast": (bcast, ["spark"]),
