@@ -136,11 +136,10 @@ def test_arrow_fallback_unchanged(res):
 # ---------------------------------------------------------------- the two pieces alone
 
 def test_byte_chunks_keeps_every_write_in_order(inproc_gateway):
-    chunks_cls = inproc_gateway.jvm.org.py4jni.ByteChunks
-    out = chunks_cls()
-    big = bytes(range(256)) * 1000  # >= CHUNK: kept as an array of its own
+    out = inproc_gateway.jvm.org.py4jni.ByteChunks()
+    big = bytes(range(256)) * 4000  # 1 MB: spans chunks
     expected = bytearray()
-    for piece in (b"ab", big, b"c" * 70000, b"", b"tail"):
+    for piece in (b"ab", big, b"c" * 70000, b"", b"tail", big):
         out.write(piece, 0, len(piece))
         expected += piece
     out.write(7)
@@ -150,8 +149,10 @@ def test_byte_chunks_keeps_every_write_in_order(inproc_gateway):
     assert out.size() == len(expected)
     got = [bytes(c) for c in out.chunks()]
     assert b"".join(got) == bytes(expected)
-    assert big in got  # the large write was not split nor merged
-    assert all(len(c) > 0 for c in got)
+    sizes = [len(c) for c in got]
+    # full chunks of 64 KiB doubling (up to 4 MiB), the last trimmed
+    assert sizes[:-1] == [65536 << i for i in range(len(sizes) - 1)]
+    assert 0 < sizes[-1] <= 65536 << (len(sizes) - 1)
     assert out.size() == 0 and len(out.chunks()) == 0  # handed out: empty again
 
 

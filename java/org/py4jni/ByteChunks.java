@@ -5,31 +5,31 @@ import java.util.ArrayList;
 import java.util.Arrays;
 
 /**
- * An OutputStream kept in memory as a list of byte arrays, for a stream Python reads in
- * process instead of through a socket (the PySpark adapter's Arrow collect). Unlike
- * ByteArrayOutputStream it never copies what it holds again: a write of at least
- * {@link #CHUNK} bytes is kept as one array of its own (one copy of the caller's bytes),
- * smaller writes fill a shared chunk. {@link #chunks()} hands the arrays out in order.
- * Not thread-safe: one writer, then one reader.
+ * An OutputStream kept in memory as a list of full byte arrays (64 KiB, then doubling up
+ * to {@link #CHUNK} bytes; the last one trimmed), for a stream Python reads in process
+ * instead of through a socket (the PySpark adapter's Arrow collect). Each written byte is copied once, into
+ * its chunk; unlike ByteArrayOutputStream nothing is copied again as the stream grows.
+ * Chunks are large so that a reader of framed messages (Arrow IPC) finds almost every
+ * message inside one chunk. {@link #chunks()} hands the arrays out in order. Not
+ * thread-safe: one writer, then one reader.
  */
 public final class ByteChunks extends OutputStream {
-    /** Size of the chunks small writes are gathered in. */
-    public static final int CHUNK = 64 * 1024;
+    /** Size of the largest chunks. */
+    public static final int CHUNK = 4 << 20;
+    private static final int FIRST = 64 << 10;
 
     private final ArrayList<byte[]> done = new ArrayList<>();
-    private byte[] current = new byte[CHUNK];
+    private byte[] current;
     private int used;
     private long size;
 
-    /** An empty stream. */
+    /** An empty stream (it allocates its first chunk on the first write). */
     public ByteChunks() {
     }
 
     @Override
     public void write(int b) {
-        if (used == current.length) {
-            flushCurrent();
-        }
+        room();
         current[used++] = (byte) b;
         size++;
     }
@@ -41,16 +41,14 @@ public final class ByteChunks extends OutputStream {
                                                 + ", array " + b.length);
         }
         size += len;
-        if (len >= CHUNK) { /* its own array: a large batch stays whole */
-            flushCurrent();
-            done.add(Arrays.copyOfRange(b, off, off + len));
-            return;
+        while (len > 0) { /* fill the current chunk, then the next */
+            room();
+            int take = Math.min(len, current.length - used);
+            System.arraycopy(b, off, current, used, take);
+            used += take;
+            off += take;
+            len -= take;
         }
-        if (len > current.length - used) {
-            flushCurrent();
-        }
-        System.arraycopy(b, off, current, used, len);
-        used += len;
     }
 
     /** Bytes written so far. */
@@ -58,20 +56,29 @@ public final class ByteChunks extends OutputStream {
         return size;
     }
 
-    /** Everything written, in order, as arrays without unused space; the stream is empty
-     *  afterwards. */
+    /** Everything written, in order (every array full; the last trimmed); the stream is
+     *  empty afterwards. */
     public byte[][] chunks() {
-        flushCurrent();
+        if (current != null && used > 0) {
+            done.add(used == current.length ? current : Arrays.copyOf(current, used));
+        }
+        current = null;
+        used = 0;
         byte[][] out = done.toArray(new byte[0][]);
         done.clear();
         size = 0;
         return out;
     }
 
-    private void flushCurrent() {
-        if (used > 0) {
-            done.add(Arrays.copyOf(current, used));
-            current = new byte[CHUNK];
+    /** Makes the current chunk have room for at least one byte. */
+    private void room() {
+        if (current == null || used == current.length) {
+            int next = FIRST;
+            if (current != null) {
+                done.add(current);
+                next = Math.min(current.length * 2, CHUNK);
+            }
+            current = new byte[next];
             used = 0;
         }
     }
