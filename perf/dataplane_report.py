@@ -4,7 +4,7 @@
     python perf/dataplane_report.py OUT_DIR LABEL=FILE [LABEL=FILE ...]
 
 Each LABEL (e.g. ``jdk17-quiet``) names one in-process file and, optionally, its stock
-twin: ``LABEL=inproc.json[,stock.json]``. Writes OUT_DIR/tables.md (per label, rows,
+twin: ``LABEL=inproc.json[,stock.json]``. Writes tables.md in OUT_DIR (per label, rows,
 path and variant: wall and CPU seconds, minimum and median, the number of runs, and the
 hop's share: 1 - mem/spark of the medians) and OUT_DIR/dataplane.png (median wall of the
 10M-row paths per variant, relative to ``spark``).
