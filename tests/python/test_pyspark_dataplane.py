@@ -3,7 +3,8 @@
 session (tests/python/pyspark_dataplane_driver.py in a child process: a process holds one
 JVM). Every case runs both ways; frames and tables must be equal (values, dtypes, names,
 index), errors the same (class and message), and the in-memory path must be the one
-taken: no ``_load_from_socket`` and no socket connection from Python. Skipped without
+taken: no ``_load_from_socket`` and no socket connection from Python. A SIGINT during an
+in-memory collect cancels the job (a second child). Skipped without
 pyspark or pyarrow (tests/requirements-pyspark.txt installs both).
 """
 from __future__ import annotations
@@ -180,3 +181,49 @@ def test_chunk_reader_reads_across_chunks():
     r = ChunkReader([b"abcdef"])
     view = r.read(3)
     assert isinstance(view, memoryview) and bytes(view) == b"abc"  # in place, no copy
+
+
+SIGINT_DRIVER = r'''
+import os, signal, threading, time
+import py4jni.pyspark
+py4jni.pyspark.enable()
+from pyspark.sql import SparkSession, functions as F
+spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+         .config("spark.driver.host", "127.0.0.1").getOrCreate())
+spark.conf.set("spark.sql.execution.arrow.pyspark.enabled", "true")
+def slow(x):
+    import time
+    time.sleep(0.2)
+    return x
+df = spark.range(0, 400, 1, 2).select(F.udf(slow, "long")("id").alias("v"))  # ~40 s
+sent = []
+def interrupt():
+    sent.append(time.monotonic())
+    os.kill(os.getpid(), signal.SIGINT)
+threading.Timer(5.0, interrupt).start()
+try:
+    df.toPandas()
+    print("RESULT finished")
+except KeyboardInterrupt:
+    late = time.monotonic() - sent[0]
+    time.sleep(1.0)
+    jobs = list(spark.sparkContext.statusTracker().getActiveJobsIds())
+    print(f"RESULT KeyboardInterrupt {late:.3f} {jobs}")
+spark.stop()
+'''
+
+
+def test_sigint_during_an_arrow_collect_cancels_the_job():
+    # the job runs in the caller's Java call: py4jni's interrupt reaches it, PySpark's
+    # SIGINT handler cancels the job, and KeyboardInterrupt is what the caller sees
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PY4JNI_")}
+    env["PYSPARK_PYTHON"] = sys.executable
+    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    proc = subprocess.run([sys.executable, "-c", SIGINT_DRIVER], capture_output=True,
+                          text=True, env=env, timeout=300)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert lines, f"rc={proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
+    words = lines[-1].split(" ", 3)
+    assert words[1] == "KeyboardInterrupt", lines[-1]
+    assert float(words[2]) < 1.0  # seconds from the SIGINT to KeyboardInterrupt
+    assert words[3] == "[]"  # no job left running
