@@ -1,5 +1,5 @@
 import sys, time, os, io
-sys.path.insert(0, "/work/wt/dataplane/perf")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))  # perf/
 import py4jni.pyspark; py4jni.pyspark.enable()
 import pandas as pd
 from pyspark.sql import SparkSession

@@ -1,5 +1,5 @@
-import sys, time
-sys.path.insert(0, "/work/wt/dataplane/perf")
+import os, sys, time
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))  # perf/
 import py4jni.pyspark; py4jni.pyspark.enable()
 from pyspark.sql import SparkSession
 from pyspark.sql.pandas.conversion import PandasConversionMixin as M
@@ -30,4 +30,4 @@ for i in range(reps + 1):
         if i: res[k].append((time.perf_counter() - t, time.process_time() - c))
 for k, v in res.items():
     w = sorted(x[0] for x in v); c = sorted(x[1] for x in v)
-    print(k, "wall min %.3f med %.3f  cpu min %.3f med %.3f" % (w[0], w[len(w)//2], c[0], c[len(c)//2]), file=open("/tmp/dp/micro.out", "a"))
+    print(k, "wall min %.3f med %.3f  cpu min %.3f med %.3f" % (w[0], w[len(w)//2], c[0], c[len(c)//2]), file=sys.stderr)
