@@ -53,8 +53,18 @@ SCENARIOS = {
     "S14-toPandas-10M-arrow": ("toPandas() of 10M rows x 2 (Arrow)", None),
     "S15-createDataFrame-10M-arrow": ("createDataFrame(pandas 10M x 2, Arrow).count()", None),
 }
+# The data paths at 10M rows and toArrow() (the Arrow collect py4jni hands over in memory
+# in-process): rows of _dataplane_scenarios.
+DATAPLANE_SCENARIOS = {
+    "S16-toArrow-1M": ("toArrow() of 1M rows x 2", None),
+    "S17-toArrow-10M": ("toArrow() of 10M rows x 2", None),
+    "S18-parallelize-10M": ("sc.parallelize(list of 10M ints, 2).count()", None),
+    "S19-broadcast-10M": ("sc.broadcast(list of 10M ints) read by 2 tasks", None),
+}
+SCENARIOS.update(DATAPLANE_SCENARIOS)
 # Left out of --quick runs (each takes seconds).
-SLOW = ("S14-toPandas-10M-arrow", "S15-createDataFrame-10M-arrow")
+SLOW = ("S14-toPandas-10M-arrow", "S15-createDataFrame-10M-arrow", "S17-toArrow-10M",
+        "S18-parallelize-10M", "S19-broadcast-10M")
 COLD = "COLD-session"
 
 
@@ -140,6 +150,29 @@ def _scenarios(spark):
     }
 
 
+def _dataplane_scenarios(spark):
+    """The rows of DATAPLANE_SCENARIOS (data built once, outside the timed runs)."""
+    sc = spark.sparkContext
+    frames = {n: spark.range(n).selectExpr("id", "id * 2 AS x") for n in (10**6, 10**7)}
+    values = list(range(10**7))
+
+    def to_arrow(n):
+        def run():
+            assert frames[n].toArrow().num_rows == n
+        return run
+
+    def broadcast():
+        b = sc.broadcast(values)
+        assert sc.parallelize([0, 1], 2).map(lambda i: len(b.value)).collect() == [10**7] * 2
+        b.unpersist()
+
+    def parallelize():
+        assert sc.parallelize(values, 2).count() == 10**7
+
+    return {"S16-toArrow-1M": to_arrow(10**6), "S17-toArrow-10M": to_arrow(10**7),
+            "S18-parallelize-10M": parallelize, "S19-broadcast-10M": broadcast}
+
+
 def worker(mode: str, cold: bool) -> None:
     """Answers one line per request on the original stdout: the seconds one run of the
     named scenario took. Everything else (the JVM's output, in-process) goes to stderr."""
@@ -150,7 +183,7 @@ def worker(mode: str, cold: bool) -> None:
     if cold:
         out.write(json.dumps({"seconds": time.perf_counter() - t0}) + "\n")
         return
-    runs = _scenarios(spark)
+    runs = {**_scenarios(spark), **_dataplane_scenarios(spark)}
     out.write(json.dumps({"ready": True}) + "\n")
     for line in sys.stdin:
         name = line.strip()

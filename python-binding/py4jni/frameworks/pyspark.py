@@ -285,9 +285,13 @@ class _PySpark(Adapter):
 
     def patch(self) -> None:
         """PySpark's launch_gateway (where it is defined and where it was imported)
-        becomes the in-process one."""
+        becomes the in-process one; its Arrow collect reads the batches in memory
+        (py4jni/frameworks/spark_dataplane.py)."""
         replace_name(("pyspark.java_gateway", "pyspark.context", "pyspark.core.context"),
                      "launch_gateway", _launch_gateway)
+        # toPandas()/toArrow() with Arrow: the batches cross in memory, not by socket
+        from . import spark_dataplane
+        spark_dataplane.install(lambda: ADAPTER.gateway)
 
 
 ADAPTER = _PySpark()
