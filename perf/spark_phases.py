@@ -586,6 +586,9 @@ def main(argv: list[str]) -> int:
         t_exit = time.time()
         directory = os.path.join(cache, "py4jni")
         while any(n.endswith(".lock") for n in os.listdir(directory)):
+            if time.time() - t_exit > 900:
+                raise RuntimeError(f"{b}: the archive's background dump was not done 900 s "
+                                   "after the first session exited")
             time.sleep(1)
         made = sorted(n for n in os.listdir(directory) if n.endswith((".jsa", ".aot")))
         results["prepare"][b] = {"first_session": r["phases"], "session_wall_s": t_exit - t0,
