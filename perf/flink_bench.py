@@ -85,7 +85,7 @@ def _scenarios(t_env):
 
 def worker(mode: str, cold: bool) -> None:
     """A worker's main (perf/framework_bench.py's protocol), holding one TableEnvironment."""
-    framework_bench.serve(lambda: _table_env(mode), _scenarios, cold)
+    framework_bench.serve(mode, lambda: _table_env(mode), _scenarios, cold)
 
 
 # ---------------------------------------------------------------- coordinator side

@@ -40,14 +40,36 @@ MIN_TIMEOUT_S = 120.0
 
 # ---------------------------------------------------------------- worker side
 
-def serve(start: Callable[[], Any], scenarios: Callable[[Any], dict[str, Callable[[], Any]]],
-          cold: bool, stop: Callable[[Any], None] | None = None) -> None:
+def _injected(backend: str) -> dict[str, str]:
+    """Faults to inject, from ``P4J_PERF_INJECT`` (``kind:scenario:backend,...``, kind
+    crash, hang or error; as perf/bench.py's): {scenario: kind} for ``backend``."""
+    out = {}
+    for item in filter(None, os.environ.get("P4J_PERF_INJECT", "").split(",")):
+        kind, name, where = item.split(":")
+        if where == backend:
+            out[name] = kind
+    return out
+
+
+def _inject(kind: str) -> None:
+    if kind == "crash":
+        os._exit(3)
+    if kind == "hang":
+        time.sleep(10**6)
+    raise RuntimeError("injected error")
+
+
+def serve(backend: str, start: Callable[[], Any],
+          scenarios: Callable[[Any], dict[str, Callable[[], Any]]], cold: bool,
+          stop: Callable[[Any], None] | None = None) -> None:
     """A worker's main: ``start()`` makes the session; with ``cold`` it answers (the
     seconds ``start()`` took; the coordinator times the process itself) and returns.
     Otherwise it answers ``{"ready": true}``, then per line of stdin a scenario
     name of ``scenarios(session)`` it runs once, answering ``{"seconds": s}`` or
-    ``{"error": text}``; ``quit`` ends the loop, then ``stop(session)``."""
+    ``{"error": text}``; ``quit`` ends the loop, then ``stop(session)``. Faults named
+    in ``P4J_PERF_INJECT`` for ``backend`` replace their scenario's run (tests)."""
     t0 = time.perf_counter()
+    faults = _injected(backend)
     out = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     session = start()
@@ -62,6 +84,8 @@ def serve(start: Callable[[], Any], scenarios: Callable[[Any], dict[str, Callabl
             break
         t = time.perf_counter()
         try:
+            if name in faults:
+                _inject(faults[name])
             runs[name]()
         except Exception as exc:  # the cell fails; the worker goes on
             traceback.print_exc()
@@ -121,6 +145,8 @@ class _Answers:
             rc = self.proc.wait()
             raise CellFailed("crashed", f"the worker exited (status {rc}) during {what}"
                              f"{_stderr_tail(self.proc)}")
+        if not line.startswith("{"):  # not an answer: something printed to the pipe
+            return self.next(timeout, what)
         answer = json.loads(line)
         if "error" in answer:
             raise CellFailed("error", answer["error"])
@@ -164,23 +190,33 @@ class Worker:
     the first time this process runs it. A worker that dies or times out is started
     again on the next request."""
 
+    # after this many starts in a row that failed, the worker is not started again
+    MAX_FAILED_STARTS = 3
+
     def __init__(self, backend: str, spawn: Callable[[], subprocess.Popen]) -> None:
         self.backend, self._spawn = backend, spawn
         self.proc: subprocess.Popen | None = None
         self.warm: set[str] = set()
         self.starts = 0
+        self.failed_starts: list[str] = []
 
     def start(self) -> None:
-        """Starts the process and waits for its session (CellFailed if it fails)."""
+        """Starts the process and waits for its session (CellFailed if it fails, or
+        at once after MAX_FAILED_STARTS failed starts in a row)."""
+        if len(self.failed_starts) >= self.MAX_FAILED_STARTS:
+            raise CellFailed("failed", f"the worker did not start in {self.MAX_FAILED_STARTS}"
+                             f" tries (first: {self.failed_starts[0]})")
         self.starts += 1
         self.warm = set()
         self.proc = self._spawn()
         self._answers = _Answers(self.proc)
         try:
             self._answers.next(START_TIMEOUT_S, "the session start")
-        except CellFailed:
+        except CellFailed as exc:
             self.proc = None
+            self.failed_starts.append(exc.reason)
             raise
+        self.failed_starts = []
 
     def _ask(self, name: str, timeout: float) -> float:
         if self.proc is None:

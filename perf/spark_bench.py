@@ -157,7 +157,8 @@ def _scenarios(spark):
 
 def worker(mode: str, cold: bool) -> None:
     """A worker's main (perf/framework_bench.py's protocol), holding one local[2] session."""
-    framework_bench.serve(lambda: _session(mode), _scenarios, cold, stop=lambda s: s.stop())
+    framework_bench.serve(mode, lambda: _session(mode), _scenarios, cold,
+                          stop=lambda s: s.stop())
 
 
 # ---------------------------------------------------------------- coordinator side
