@@ -72,6 +72,16 @@ NOT_IN_KEY = ("-D", "-Xlog", "-Xmx", "-Xms", "-Xss", "-verbose", "-agentlib:", "
 # From this JDK on a static archive also stores its classes linked (-XX:+AOTClassLinking,
 # JEP 483: what an AOT cache holds, less the method profiles of a training run).
 AOT_LINKING_JAVA = 24
+# From this JDK on the class-path archive is an AOT cache made from the application's
+# own first run (JEP 483/514/515: its classes loaded and linked, the method profiles of
+# that run): -XX:AOTMode=record, the recording ended in-process at exit (the
+# DiagnosticCommand MBean's aotEndRecording; the JVM goes on), then a background
+# ``java -XX:AOTMode=create``. A JDK whose JVM cannot end a recording so gets
+# ``<base>.noaot`` and the static archive instead.
+AOT_CLASSPATH_JAVA = 25
+# The recording this process's JVM runs (base, java, configuration, class path,
+# options), ended by ``_end_recording`` at exit.
+_recording: tuple[str, str, str, str, list[str]] | None = None
 
 
 def options_for_start(helper_jar: str, libjvm: str | None, user_options: Sequence[str],
@@ -255,17 +265,25 @@ def _classpath_options(helper_jar: str, libjvm: str | None, classpath: str,
     full_cp = f"{helper_jar}{os.pathsep}{classpath}"  # jni/jvm.c's -Djava.class.path
     key = classpath_key(helper_jar, found, full_cp, user_options, release)
     directory = cache_dir()
-    path = find_archive(directory, key, ".jsa")
+    base = os.path.join(directory, f"py4jni-{key}")
+    aot = version >= AOT_CLASSPATH_JAVA and not os.path.exists(base + ".noaot")
+    path = find_archive(directory, key, ".aot" if aot else ".jsa")
+    if path and aot:
+        return [f"-XX:AOTCache={path}", *QUIET_AOT]
     if path:
         quiet = QUIET_AOT if version >= AOT_JAVA else ()
         return [f"-XX:SharedArchiveFile={path}", *QUIET, *quiet]
     os.makedirs(directory, exist_ok=True)
-    base = os.path.join(directory, f"py4jni-{key}")
     if os.path.exists(base + ".failed") or not sys.executable:
         return []
     _drop_orphan_lists(directory, key)
-    classlist = f"{base}.{os.getpid()}.classlist"
     dump = [o for o in user_options if not o.startswith(NOT_IN_KEY)]
+    if aot:
+        global _recording
+        conf = f"{base}.{os.getpid()}.aotconf"
+        _recording = (base, java, conf, full_cp, dump)
+        return ["-XX:AOTMode=record", f"-XX:AOTConfiguration={conf}", *QUIET_AOT]
+    classlist = f"{base}.{os.getpid()}.classlist"
     if version >= AOT_LINKING_JAVA:
         dump.append("-XX:+AOTClassLinking")
     import atexit
@@ -273,12 +291,67 @@ def _classpath_options(helper_jar: str, libjvm: str | None, classpath: str,
     return [f"-XX:DumpLoadedClassList={classlist}"]
 
 
+def started() -> None:
+    """Called once this process's JVM runs: when it records for an AOT cache, registers
+    the handler that ends the recording at exit (registered after the JVM's own exit
+    handler, it runs before it, while Java's shutdown hooks have not run)."""
+    global _recording
+    if _recording is not None:
+        import atexit
+        atexit.register(_end_recording, *_recording)
+        _recording = None
+
+
+def _end_recording(base: str, java: str, conf: str, classpath: str,
+                   options: Sequence[str]) -> None:
+    """At exit of a recording process: ends the JVM's AOT recording (aotEndRecording,
+    which writes ``conf``) and starts ``python _cds.py create-aot`` detached, unless
+    another creator holds the lock. When the JVM cannot end it, ``<base>.noaot`` makes
+    later starts use the static archive."""
+    try:
+        from .java_gateway import JavaGateway
+        gw = JavaGateway()  # this process's JVM
+        jvm = gw.jvm
+        server = jvm.java.lang.management.ManagementFactory.getPlatformMBeanServer()
+        name = jvm.javax.management.ObjectName("com.sun.management:type=DiagnosticCommand")
+        signature = gw.new_array(jvm.java.lang.String, 1)
+        signature[0] = "[Ljava.lang.String;"
+        server.invoke(name, "aotEndRecording", gw.new_array(jvm.java.lang.Object, 1),
+                      signature)
+        written = os.path.getsize(conf) > 0
+    except Exception as exc:  # no such operation on this JVM, or the JVM is gone
+        written = False
+        try:
+            with open(base + ".noaot", "w") as f:
+                f.write(f"the JVM did not end its AOT recording: {exc}\n")
+        except OSError:
+            pass
+    if not written or not os.path.exists("/bin/sh") or \
+            not _take_lock(base, CLASSPATH_LOCK_STALE_S):
+        _unlink(conf)
+        return
+    argv = [sys.executable, "-I", os.path.abspath(__file__), "create-aot", base, java, conf,
+            classpath, *options]
+    _detach(argv, base + ".lock")
+
+
+def create_aot(base: str, java: str, conf: str, classpath: str, *options: str) -> int:
+    """Makes ``<base>.<size>.<crc32>.aot``, an AOT cache assembled from the recorded
+    configuration ``conf`` (``java -XX:AOTMode=create`` on ``classpath`` with
+    ``options``); on failure leaves ``<base>.failed``. Removes ``conf`` and the lock."""
+    os.nice(10)  # a background job: the foreground's sessions go first
+    tmp = f"{base}.{os.getpid()}.tmp"
+    return _write_archive(base, tmp, ".aot",
+                          [java, "-XX:AOTMode=create", f"-XX:AOTConfiguration={conf}",
+                           f"-XX:AOTCache={tmp}", "-cp", classpath, *options], 1800, (conf,))
+
+
 def _drop_orphan_lists(directory: str, key: str) -> None:
-    """Removes the class lists of ``key`` left by recording processes that ended
-    without handing them to a creator (killed, ``os._exit``)."""
+    """Removes the class lists (AOT configurations) of ``key`` left by recording
+    processes that ended without handing them to a creator (killed, ``os._exit``)."""
     prefix = f"py4jni-{key}."
     for name in os.listdir(directory):
-        if not (name.startswith(prefix) and name.endswith(".classlist")):
+        if not (name.startswith(prefix) and name.endswith((".classlist", ".aotconf"))):
             continue
         try:
             os.kill(int(name[len(prefix):].split(".")[0]), 0)
@@ -436,3 +509,5 @@ if __name__ == "__main__" and len(sys.argv) in (5, 6) and sys.argv[1] == "create
     sys.exit(create(*sys.argv[2:]))
 if __name__ == "__main__" and len(sys.argv) >= 6 and sys.argv[1] == "create-classpath":
     sys.exit(create_classpath(*sys.argv[2:]))
+if __name__ == "__main__" and len(sys.argv) >= 6 and sys.argv[1] == "create-aot":
+    sys.exit(create_aot(*sys.argv[2:]))

@@ -115,6 +115,7 @@ class InprocTransport(Transport):
                                                  classpath)
         client = _py4jni.inproc_client(jar, classpath, jvm_options, libjvm, check_jni,
                                        keep_signals)
+        _cds.started()
         if not keep_signals:  # -Xrs: SIGINT, SIGTERM and SIGHUP are Python's and ours
             from . import _signals
             _signals.install()
