@@ -40,7 +40,7 @@ import sys
 
 TYPE_CHECKING = False  # typing's constant without importing typing
 if TYPE_CHECKING:
-    from typing import Callable, Sequence
+    from typing import Any, Callable, Sequence
 
 # Dynamic archives (ArchiveClassesAtExit) exist from JDK 13.
 MIN_JAVA = 13
@@ -291,26 +291,28 @@ def _classpath_options(helper_jar: str, libjvm: str | None, classpath: str,
     return [f"-XX:DumpLoadedClassList={classlist}"]
 
 
-def started() -> None:
-    """Called once this process's JVM runs: when it records for an AOT cache, registers
-    the handler that ends the recording at exit (registered after the JVM's own exit
-    handler, it runs before it, while Java's shutdown hooks have not run)."""
+def started(client: Callable[[], Any]) -> None:
+    """Called once this process's JVM runs, with a maker of an in-process client of it:
+    when the JVM records for an AOT cache, registers the handler that ends the recording
+    at exit (registered after the JVM's own exit handler, it runs before it, while
+    Java's shutdown hooks have not run)."""
     global _recording
     if _recording is not None:
         import atexit
-        atexit.register(_end_recording, *_recording)
+        atexit.register(_end_recording, client, *_recording)
         _recording = None
 
 
-def _end_recording(base: str, java: str, conf: str, classpath: str,
-                   options: Sequence[str]) -> None:
+def _end_recording(client: Callable[[], Any], base: str, java: str, conf: str,
+                   classpath: str, options: Sequence[str]) -> None:
     """At exit of a recording process: ends the JVM's AOT recording (aotEndRecording,
     which writes ``conf``) and starts ``python _cds.py create-aot`` detached, unless
-    another creator holds the lock. When the JVM cannot end it, ``<base>.noaot`` makes
-    later starts use the static archive."""
+    another creator holds the lock. When the JVM has no such operation, ``<base>.noaot``
+    makes later starts use the static archive."""
+    from .java_gateway import JavaGateway
+    from .protocol import Py4JJavaError
     try:
-        from .java_gateway import JavaGateway
-        gw = JavaGateway()  # this process's JVM
+        gw = JavaGateway(gateway_client=client())  # a client of this process's JVM
         jvm = gw.jvm
         server = jvm.java.lang.management.ManagementFactory.getPlatformMBeanServer()
         name = jvm.javax.management.ObjectName("com.sun.management:type=DiagnosticCommand")
@@ -319,13 +321,15 @@ def _end_recording(base: str, java: str, conf: str, classpath: str,
         server.invoke(name, "aotEndRecording", gw.new_array(jvm.java.lang.Object, 1),
                       signature)
         written = os.path.getsize(conf) > 0
-    except Exception as exc:  # no such operation on this JVM, or the JVM is gone
+    except Py4JJavaError as exc:  # this JVM cannot end a recording in-process
         written = False
         try:
             with open(base + ".noaot", "w") as f:
                 f.write(f"the JVM did not end its AOT recording: {exc}\n")
         except OSError:
             pass
+    except Exception:  # e.g. the JVM is no longer usable: a later start records again
+        written = False
     if not written or not os.path.exists("/bin/sh") or \
             not _take_lock(base, CLASSPATH_LOCK_STALE_S):
         _unlink(conf)

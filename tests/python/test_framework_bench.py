@@ -96,7 +96,8 @@ def test_the_reports_list_failures_first_and_say_failed(tmp_path) -> None:
         text = module.report(data, str(tmp_path))
         assert text.index("## Failed: 1 of") < text.index("| scenario | what |")
         assert "| S4-range-count | py4jni | crashed | the worker exited (status 3)" in text
-        row = next(ln for ln in text.splitlines() if ln.startswith(f"| {scenario} |"))
+        table = text.split("| scenario | what |", 1)[1]
+        row = next(ln for ln in table.splitlines() if ln.startswith(f"| {scenario} |"))
         assert row.endswith("| failed | - |"), row
         data["failed"] = []
         assert "## Failed" not in module.report(data, str(tmp_path))
