@@ -27,11 +27,17 @@ records them (``-XX:DumpLoadedClassList``); when that process exits, a detached
 ``python _cds.py create-classpath ...`` runs ``java -Xshare:dump`` on the same class
 path and options with that list (JDK 24+: ``-XX:+AOTClassLinking``), writing a static
 archive ``py4jni-cp-<key>.<size>.<crc32>.jsa``; later starts map it with
-``-XX:SharedArchiveFile`` in place of the JDK's own. Its key (``classpath_key``) adds
-every class path entry's path, size and mtime and the options that shape class loading.
+``-XX:SharedArchiveFile`` in place of the JDK's own. From JDK 25 the archive is an AOT
+cache of the application's own first run instead: that start records
+(``-XX:AOTMode=record``), the recording is ended in-process at exit (the
+DiagnosticCommand MBean's ``aotEndRecording``, which writes the configuration while the
+JVM goes on), and a detached ``python _cds.py create-aot ...`` runs
+``java -XX:AOTMode=create``, writing ``py4jni-cp-<key>.<size>.<crc32>.aot``, which later
+starts use with ``-XX:AOTCache``. Its key (``classpath_key``) adds every class path
+entry's path, size and mtime and the options that shape class loading.
 
-Run as a script (``python _cds.py create ...`` / ``create-classpath ...``), this file
-creates an archive.
+Run as a script (``python _cds.py create ...`` / ``create-classpath ...`` /
+``create-aot ...``), this file creates an archive.
 """
 from __future__ import annotations
 
