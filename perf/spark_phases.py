@@ -21,8 +21,7 @@ socket, time writing the temp file) and Python (deserialisation, pandas).
 
 Backends: ``stock``, ``py4jni`` (in-process: the class-path archive, spark-submit's
 environment), ``py4jni-before`` (in-process as before both: py4jni's own archive only),
-``py4jni-nocds`` (``PY4JNI_CDS=0``), ``py4jni-static`` (the class-path archive as a
-static archive also on JDK 25+, where ``py4jni`` makes an AOT cache), ``py4jni:OPTIONS`` (``py4jni`` with these JVM options
+``py4jni-nocds`` (``PY4JNI_CDS=0``), ``py4jni:OPTIONS`` (``py4jni`` with these JVM options
 too, space-separated, e.g. ``py4jni:-XX:TieredStopAtLevel=1``). Results: phases-<jdk>.json in --out; ``--report FILES`` writes
 phases.md and phases.png from them. Before the measured runs each py4jni backend runs
 once in a fresh cache directory and the archive it leaves is waited for: that first use
@@ -341,9 +340,6 @@ def child(mode: str, t_spawn: float, log: str, rows: list[int]) -> None:
         from py4jni.frameworks import spark_env
         _cds._classpath_options = lambda jar, libjvm, cp, opts: _cds._archive_options(jar, libjvm)
         spark_env.for_jvm_start = lambda home: (lambda: None)
-    if mode.startswith("py4jni-static"):  # the class-path archive as a static archive
-        from py4jni import _cds
-        _cds.AOT_CLASSPATH_JAVA = 10**6
     if mode.startswith("py4jni"):
         import py4jni.pyspark
         py4jni.pyspark.enable()

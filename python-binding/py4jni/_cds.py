@@ -27,17 +27,11 @@ records them (``-XX:DumpLoadedClassList``); when that process exits, a detached
 ``python _cds.py create-classpath ...`` runs ``java -Xshare:dump`` on the same class
 path and options with that list (JDK 24+: ``-XX:+AOTClassLinking``), writing a static
 archive ``py4jni-cp-<key>.<size>.<crc32>.jsa``; later starts map it with
-``-XX:SharedArchiveFile`` in place of the JDK's own. From JDK 25 the archive is an AOT
-cache of the application's own first run instead: that start records
-(``-XX:AOTMode=record``), the recording is ended in-process at exit (the
-DiagnosticCommand MBean's ``aotEndRecording``, which writes the configuration while the
-JVM goes on), and a detached ``python _cds.py create-aot ...`` runs
-``java -XX:AOTMode=create``, writing ``py4jni-cp-<key>.<size>.<crc32>.aot``, which later
-starts use with ``-XX:AOTCache``. Its key (``classpath_key``) adds every class path
-entry's path, size and mtime and the options that shape class loading.
+``-XX:SharedArchiveFile`` in place of the JDK's own. Its key (``classpath_key``) adds
+every class path entry's path, size and mtime and the options that shape class loading.
 
-Run as a script (``python _cds.py create ...`` / ``create-classpath ...`` /
-``create-aot ...``), this file creates an archive.
+Run as a script (``python _cds.py create ...`` / ``create-classpath ...``), this file
+creates an archive.
 """
 from __future__ import annotations
 
@@ -46,7 +40,7 @@ import sys
 
 TYPE_CHECKING = False  # typing's constant without importing typing
 if TYPE_CHECKING:
-    from typing import Any, Callable, Sequence
+    from typing import Callable, Sequence
 
 # Dynamic archives (ArchiveClassesAtExit) exist from JDK 13.
 MIN_JAVA = 13
@@ -78,16 +72,6 @@ NOT_IN_KEY = ("-D", "-Xlog", "-Xmx", "-Xms", "-Xss", "-verbose", "-agentlib:", "
 # From this JDK on a static archive also stores its classes linked (-XX:+AOTClassLinking,
 # JEP 483: what an AOT cache holds, less the method profiles of a training run).
 AOT_LINKING_JAVA = 24
-# From this JDK on the class-path archive is an AOT cache made from the application's
-# own first run (JEP 483/514/515: its classes loaded and linked, the method profiles of
-# that run): -XX:AOTMode=record, the recording ended in-process at exit (the
-# DiagnosticCommand MBean's aotEndRecording; the JVM goes on), then a background
-# ``java -XX:AOTMode=create``. A JDK whose JVM cannot end a recording so gets
-# ``<base>.noaot`` and the static archive instead.
-AOT_CLASSPATH_JAVA = 25
-# The recording this process's JVM runs (base, java, configuration, class path,
-# options), ended by ``_end_recording`` at exit.
-_recording: tuple[str, str, str, str, list[str]] | None = None
 
 
 def options_for_start(helper_jar: str, libjvm: str | None, user_options: Sequence[str],
@@ -271,25 +255,17 @@ def _classpath_options(helper_jar: str, libjvm: str | None, classpath: str,
     full_cp = f"{helper_jar}{os.pathsep}{classpath}"  # jni/jvm.c's -Djava.class.path
     key = classpath_key(helper_jar, found, full_cp, user_options, release)
     directory = cache_dir()
-    base = os.path.join(directory, f"py4jni-{key}")
-    aot = version >= AOT_CLASSPATH_JAVA and not os.path.exists(base + ".noaot")
-    path = find_archive(directory, key, ".aot" if aot else ".jsa")
-    if path and aot:
-        return [f"-XX:AOTCache={path}", *QUIET_AOT]
+    path = find_archive(directory, key, ".jsa")
     if path:
         quiet = QUIET_AOT if version >= AOT_JAVA else ()
         return [f"-XX:SharedArchiveFile={path}", *QUIET, *quiet]
     os.makedirs(directory, exist_ok=True)
+    base = os.path.join(directory, f"py4jni-{key}")
     if os.path.exists(base + ".failed") or not sys.executable:
         return []
     _drop_orphan_lists(directory, key)
-    dump = [o for o in user_options if not o.startswith(NOT_IN_KEY)]
-    if aot:
-        global _recording
-        conf = f"{base}.{os.getpid()}.aotconf"
-        _recording = (base, java, conf, full_cp, dump)
-        return ["-XX:AOTMode=record", f"-XX:AOTConfiguration={conf}", *QUIET_AOT]
     classlist = f"{base}.{os.getpid()}.classlist"
+    dump = [o for o in user_options if not o.startswith(NOT_IN_KEY)]
     if version >= AOT_LINKING_JAVA:
         dump.append("-XX:+AOTClassLinking")
     import atexit
@@ -297,71 +273,12 @@ def _classpath_options(helper_jar: str, libjvm: str | None, classpath: str,
     return [f"-XX:DumpLoadedClassList={classlist}"]
 
 
-def started(client: Callable[[], Any]) -> None:
-    """Called once this process's JVM runs, with a maker of an in-process client of it:
-    when the JVM records for an AOT cache, registers the handler that ends the recording
-    at exit (registered after the JVM's own exit handler, it runs before it, while
-    Java's shutdown hooks have not run)."""
-    global _recording
-    if _recording is not None:
-        import atexit
-        atexit.register(_end_recording, client, *_recording)
-        _recording = None
-
-
-def _end_recording(client: Callable[[], Any], base: str, java: str, conf: str,
-                   classpath: str, options: Sequence[str]) -> None:
-    """At exit of a recording process: ends the JVM's AOT recording (aotEndRecording,
-    which writes ``conf``) and starts ``python _cds.py create-aot`` detached, unless
-    another creator holds the lock. When the JVM has no such operation, ``<base>.noaot``
-    makes later starts use the static archive."""
-    from .java_gateway import JavaGateway
-    from .protocol import Py4JJavaError
-    try:
-        gw = JavaGateway(gateway_client=client())  # a client of this process's JVM
-        jvm = gw.jvm
-        server = jvm.java.lang.management.ManagementFactory.getPlatformMBeanServer()
-        name = jvm.javax.management.ObjectName("com.sun.management:type=DiagnosticCommand")
-        signature = gw.new_array(jvm.java.lang.String, 1)
-        signature[0] = "[Ljava.lang.String;"
-        server.invoke(name, "aotEndRecording", gw.new_array(jvm.java.lang.Object, 1),
-                      signature)
-        written = os.path.getsize(conf) > 0
-    except Py4JJavaError as exc:  # this JVM cannot end a recording in-process
-        written = False
-        try:
-            with open(base + ".noaot", "w") as f:
-                f.write(f"the JVM did not end its AOT recording: {exc}\n")
-        except OSError:
-            pass
-    except Exception:  # e.g. the JVM is no longer usable: a later start records again
-        written = False
-    if not written or not os.path.exists("/bin/sh") or \
-            not _take_lock(base, CLASSPATH_LOCK_STALE_S):
-        _unlink(conf)
-        return
-    argv = [sys.executable, "-I", os.path.abspath(__file__), "create-aot", base, java, conf,
-            classpath, *options]
-    _detach(argv, base + ".lock")
-
-
-def create_aot(base: str, java: str, conf: str, classpath: str, *options: str) -> int:
-    """Makes ``<base>.<size>.<crc32>.aot``, an AOT cache assembled from the recorded
-    configuration ``conf`` (``java -XX:AOTMode=create`` on ``classpath`` with
-    ``options``); on failure leaves ``<base>.failed``. Removes ``conf`` and the lock."""
-    os.nice(10)  # a background job: the foreground's sessions go first
-    tmp = f"{base}.{os.getpid()}.tmp"
-    return _write_archive(base, tmp, ".aot",
-                          [java, "-XX:AOTMode=create", f"-XX:AOTConfiguration={conf}",
-                           f"-XX:AOTCache={tmp}", "-cp", classpath, *options], 1800, (conf,))
-
-
 def _drop_orphan_lists(directory: str, key: str) -> None:
-    """Removes the class lists (AOT configurations) of ``key`` left by recording
-    processes that ended without handing them to a creator (killed, ``os._exit``)."""
+    """Removes the class lists of ``key`` left by recording processes that ended
+    without handing them to a creator (killed, ``os._exit``)."""
     prefix = f"py4jni-{key}."
     for name in os.listdir(directory):
-        if not (name.startswith(prefix) and name.endswith((".classlist", ".aotconf"))):
+        if not (name.startswith(prefix) and name.endswith(".classlist")):
             continue
         try:
             os.kill(int(name[len(prefix):].split(".")[0]), 0)
@@ -519,5 +436,3 @@ if __name__ == "__main__" and len(sys.argv) in (5, 6) and sys.argv[1] == "create
     sys.exit(create(*sys.argv[2:]))
 if __name__ == "__main__" and len(sys.argv) >= 6 and sys.argv[1] == "create-classpath":
     sys.exit(create_classpath(*sys.argv[2:]))
-if __name__ == "__main__" and len(sys.argv) >= 6 and sys.argv[1] == "create-aot":
-    sys.exit(create_aot(*sys.argv[2:]))

@@ -115,8 +115,6 @@ class InprocTransport(Transport):
                                                  classpath)
         client = _py4jni.inproc_client(jar, classpath, jvm_options, libjvm, check_jni,
                                        keep_signals)
-        _cds.started(lambda: _py4jni.inproc_client(jar, classpath, jvm_options, libjvm,
-                                                   check_jni, keep_signals))
         if not keep_signals:  # -Xrs: SIGINT, SIGTERM and SIGHUP are Python's and ours
             from . import _signals
             _signals.install()

@@ -31,8 +31,7 @@ def test_a_background_dump_is_left_running() -> None:
     deadline = time.monotonic() + 10
     while not held and time.monotonic() < deadline:
         for pid in conftest.processes_of_run(conftest.RUN_ID):
-            if " create-classpath " in conftest.command_line(pid) or \
-                    " create-aot " in conftest.command_line(pid):  # JDK 25+
+            if " create-classpath " in conftest.command_line(pid):
                 os.kill(pid, signal.SIGSTOP)
                 held.append(pid)
     assert held, "no class-path archive dump was started"

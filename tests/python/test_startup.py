@@ -382,7 +382,7 @@ def _cp_archives(cache: str, wait: float = 300.0) -> list[str]:
     names = os.listdir(directory)
     assert not any(n.endswith(".failed") for n in names), names
     return sorted(os.path.join(directory, n) for n in names
-                  if n.startswith("py4jni-cp-") and n.endswith((".jsa", ".aot")))
+                  if n.startswith("py4jni-cp-") and n.endswith(".jsa"))
 
 
 def _jdks() -> list[str | None]:
@@ -404,12 +404,7 @@ def test_classpath_archive_is_made_reused_and_keyed_by_the_class_path(tmp_path, 
                 jar)
     assert _cp_run(cache, jar, log, libjvm) == f"file:{jar}"  # recording run
     (first,) = _cp_archives(cache)
-    # JDK 25+: an AOT cache of the recorded run; before: a static archive of its classes
-    from py4jni import _cds, _py4jni
-    version = _cds.java_version(_cds.java_home(_py4jni.find_libjvm(libjvm)))
-    assert first.endswith(".aot" if version >= _cds.AOT_CLASSPATH_JAVA else ".jsa"), first
-    assert not any(n.endswith((".classlist", ".aotconf", ".noaot"))
-                   for n in os.listdir(tmp_path / "py4jni"))
+    assert not any(n.endswith(".classlist") for n in os.listdir(tmp_path / "py4jni"))
     assert _cp_run(cache, jar, log, libjvm) == "shared objects file"
     with open(log) as f:
         assert " java.lang.Object source: shared objects file" in f.read()
