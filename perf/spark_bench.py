@@ -8,7 +8,8 @@ it is not part of the default suite.
 py4jni's workers keep their class-data-sharing archives in a temporary cache directory:
 its first session (recording the classes it loads, then the background dump of the
 class-path archive) is timed apart, before COLD-session, whose py4jni runs use that
-archive. ``--quick`` leaves out the 10M-row scenarios.
+archive. ``--quick`` leaves out the 10M-row scenarios, runs the 1M-row ones once and the
+phases of stock and py4jni once per JDK: a few minutes.
 
 Each backend's driver lives in a worker process of its own (this file with
 ``--worker stock|py4jni``), holding one local[2] session for the whole run
@@ -64,11 +65,12 @@ SCENARIOS = {
 # Left out of --quick runs (each takes seconds).
 SLOW = ("S14-toPandas-10M-arrow", "S15-createDataFrame-10M-arrow")
 COLD = "COLD-session"
-# Rounds of a full run; the scenarios named here have at most their count (seconds a
-# run: the sum of a full run, perf/README.md, stays under 30 minutes on 2 cores).
+# Rounds of a full run; the scenarios named here, which take seconds a run, have at most
+# their count (1 in --quick), so that a full run stays under 30 minutes on this project's
+# 2-core VM (the sum, from a run's per-round figures, is in perf/README.md).
 ROUNDS = 11
 FEW_ROUNDS = {"S8-collect-1M": 5, "S9-toPandas-1M": 5, "S11-createDataFrame-1M-arrow": 5,
-              "S14-toPandas-10M-arrow": 5, "S15-createDataFrame-10M-arrow": 3}
+              "S14-toPandas-10M-arrow": 7, "S15-createDataFrame-10M-arrow": 5}
 # perf/spark_phases.py's repetitions per backend in a full run
 PHASES_REPS = "3"
 
@@ -291,9 +293,10 @@ def report(data: dict, out_dir: str) -> str:
 
 def rounds_per_scenario(scenarios: list[str], rounds: int | None, quick: bool) -> dict[str, int]:
     """Rounds of each scenario: ``rounds`` (default ROUNDS, --quick 3), at most
-    FEW_ROUNDS' count for the scenarios listed there."""
+    FEW_ROUNDS' count (--quick: 1) for the scenarios listed there."""
     n = rounds or (3 if quick else ROUNDS)
-    return {s: min(n, FEW_ROUNDS.get(s, n)) for s in scenarios}
+    return {s: min(n, 1 if quick else FEW_ROUNDS[s]) if s in FEW_ROUNDS else n
+            for s in scenarios}
 
 
 def _load() -> str:
@@ -302,8 +305,9 @@ def _load() -> str:
 
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--quick", action="store_true", help="3 rounds, 1 cold repetition, "
-                   "no 10M-row scenarios")
+    p.add_argument("--quick", action="store_true", help="3 rounds (1 of the 1M-row "
+                   "scenarios), 1 cold repetition, no 10M-row scenarios, phases of stock and "
+                   "py4jni once")
     p.add_argument("--rounds", type=int, help=f"rounds (default {ROUNDS}, --quick 3; "
                    "scenarios of FEW_ROUNDS at most their count)")
     p.add_argument("--cold-reps", type=int, help="fresh processes per backend (default 5)")
@@ -380,7 +384,8 @@ def phases(out_dir: str, quick: bool, log, failures: framework_bench.Failures) -
             try:
                 spark_phases.main(["--java-home", home, "--reps", "1" if quick else PHASES_REPS,
                                    "--rows", "100000" if quick else "1000000",
-                                   "--backends", "stock,py4jni-before,py4jni",
+                                   "--backends", "stock,py4jni" if quick
+                                   else "stock,py4jni-before,py4jni",
                                    "--out", out_dir, "--cache", cache])
             except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
                 failures.add(f"phases ({jdk})", "-", "crashed" if isinstance(
