@@ -103,29 +103,9 @@ def run(python: str, rounds: int, cold_reps: int, log,
         failures: framework_bench.Failures) -> dict:
     """Every round, every scenario, every backend; COLD-first-result first. Failed
     figures go to ``failures``."""
-    results: dict = {"cold": {b: [] for b in BACKENDS}}
-    for rep in range(cold_reps):
-        for b in (BACKENDS if rep % 2 == 0 else BACKENDS[::-1]):
-            try:
-                results["cold"][b].append(framework_bench.cold_start(
-                    lambda: _spawn(python, b, True)))
-                log(f"cold {b} rep {rep + 1}/{cold_reps}: {results['cold'][b][-1]:.2f} s")
-            except framework_bench.CellFailed as exc:
-                failures.add(COLD, b, exc.status, exc.reason, log)
-    workers = {b: framework_bench.Worker(b, lambda b=b: _spawn(python, b, False))
-               for b in BACKENDS}
-    for b, w in workers.items():  # one JVM starting at a time
-        try:
-            w.start()
-            log(f"worker {b} ready")
-        except framework_bench.CellFailed as exc:
-            failures.add("worker session", b, exc.status, exc.reason, log)
-    results["rounds"] = framework_bench.interleave(
-        workers, list(SCENARIOS), {s: rounds for s in SCENARIOS}, failures, log)
-    for w in workers.values():
-        w.quit()
-    results["restarts"] = {b: max(w.starts - 1, 0) for b, w in workers.items()}
-    return results
+    return framework_bench.measure(lambda b, cold: _spawn(python, b, cold), COLD, cold_reps,
+                                   list(SCENARIOS), {s: rounds for s in SCENARIOS},
+                                   failures, log)
 
 
 def report(data: dict, out_dir: str) -> str:

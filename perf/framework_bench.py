@@ -318,6 +318,36 @@ def interleave(workers: dict[str, Worker], scenarios: list[str], rounds: dict[st
     return results
 
 
+def measure(spawn: Callable[[str, bool], subprocess.Popen], cold_name: str, cold_reps: int,
+            scenarios: list[str], rounds: dict[str, int], failures: Failures,
+            log: Callable[[str], None]) -> dict:
+    """A run's figures: ``cold_reps`` cold starts per backend (``spawn(backend, True)``,
+    the backends' order alternating), then one long-lived worker per backend
+    (``spawn(backend, False)``, one session starting at a time) through ``interleave``.
+    {"cold": {backend: [s]}, "rounds": {scenario: {backend: [s]}}, "restarts":
+    {backend: n}}; failed figures go to ``failures`` (the cold ones as ``cold_name``)."""
+    results: dict = {"cold": {b: [] for b in BACKENDS}}
+    for rep in range(cold_reps):
+        for b in (BACKENDS if rep % 2 == 0 else BACKENDS[::-1]):
+            try:
+                results["cold"][b].append(cold_start(lambda: spawn(b, True)))
+                log(f"cold {b} rep {rep + 1}/{cold_reps}: {results['cold'][b][-1]:.2f} s")
+            except CellFailed as exc:
+                failures.add(cold_name, b, exc.status, exc.reason, log)
+    workers = {b: Worker(b, lambda b=b: spawn(b, False)) for b in BACKENDS}
+    for b, w in workers.items():
+        try:
+            w.start()
+            log(f"worker {b} ready")
+        except CellFailed as exc:
+            failures.add("worker session", b, exc.status, exc.reason, log)
+    results["rounds"] = interleave(workers, scenarios, rounds, failures, log)
+    for w in workers.values():
+        w.quit()
+    results["restarts"] = {b: max(w.starts - 1, 0) for b, w in workers.items()}
+    return results
+
+
 # ---------------------------------------------------------------- reports
 
 def fmt(seconds: float) -> str:

@@ -214,29 +214,10 @@ def run(rounds: dict[str, int], cold_reps: int, log, scenarios: list[str], cache
     """Every round, every scenario (``rounds[name]`` rounds each), every backend;
     COLD-session first (py4jni's first use, which makes its class-path archive, before
     it). Failed figures go to ``failures``."""
-    results: dict = {"first_use": first_use(cache, log, failures),
-                     "cold": {b: [] for b in BACKENDS}}
-    for rep in range(cold_reps):
-        for b in (BACKENDS if rep % 2 == 0 else BACKENDS[::-1]):
-            try:
-                results["cold"][b].append(framework_bench.cold_start(
-                    lambda: _spawn(b, True, cache)))
-                log(f"cold {b} rep {rep + 1}/{cold_reps}: {results['cold'][b][-1]:.2f} s")
-            except framework_bench.CellFailed as exc:
-                failures.add(COLD, b, exc.status, exc.reason, log)
-    workers = {b: framework_bench.Worker(b, lambda b=b: _spawn(b, False, cache))
-               for b in BACKENDS}
-    for b, w in workers.items():  # one session starting at a time
-        try:
-            w.start()
-            log(f"worker {b} ready")
-        except framework_bench.CellFailed as exc:
-            failures.add("worker session", b, exc.status, exc.reason, log)
-    results["rounds"] = framework_bench.interleave(workers, scenarios, rounds, failures, log)
-    for w in workers.values():
-        w.quit()
-    results["restarts"] = {b: max(w.starts - 1, 0) for b, w in workers.items()}
-    return results
+    fu = first_use(cache, log, failures)
+    return {"first_use": fu, **framework_bench.measure(
+        lambda b, cold: _spawn(b, cold, cache), COLD, cold_reps, scenarios, rounds,
+        failures, log)}
 
 
 def report(data: dict, out_dir: str) -> str:

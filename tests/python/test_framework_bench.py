@@ -101,3 +101,15 @@ def test_the_reports_list_failures_first_and_say_failed(tmp_path) -> None:
         assert row.endswith("| failed | - |"), row
         data["failed"] = []
         assert "## Failed" not in module.report(data, str(tmp_path))
+
+
+def test_measure_runs_cold_starts_and_rounds_of_every_backend(worker_script) -> None:
+    failures = framework_bench.Failures()
+    data = framework_bench.measure(lambda b, cold: _spawn(worker_script, b, cold)(), "COLD",
+                                   2, ["ok", "slow"], {"ok": 2, "slow": 1}, failures,
+                                   lambda m: None)
+    assert not failures, failures.entries
+    for b in framework_bench.BACKENDS:
+        assert len(data["cold"][b]) == 2 and all(x > 0 for x in data["cold"][b])
+        assert len(data["rounds"]["ok"][b]) == 2 and len(data["rounds"]["slow"][b]) == 1
+        assert data["restarts"][b] == 0
