@@ -130,19 +130,8 @@ def report(data: dict, out_dir: str) -> str:
         *framework_bench.table(("scenario", "what", "stock PyFlink", "py4jni in-process",
                                 "stock / py4jni"), rows),
     ]
-    lines += ["", "![medians](flink.png)", ""]
-    text = "\n".join(lines)
-    with open(os.path.join(out_dir, "report.md"), "w") as fh:
-        fh.write(text)
-    framework_bench.bar_chart(
-        os.path.join(out_dir, "flink.png"), list(series), meds,
-        {"stock": "stock PyFlink", "py4jni": "py4jni in-process"},
-        "PyFlink driver: stock vs py4jni in-process (lower is better)", (8, 4.5), 15)
-    return text
-
-
-def _load() -> str:
-    return " ".join(open("/proc/loadavg").read().split()[:3])
+    return framework_bench.write_report(out_dir, lines, "PyFlink", "flink.png", list(series),
+                                        meds, (8, 4.5), 15)
 
 
 def main(argv: list[str]) -> int:
@@ -151,17 +140,9 @@ def main(argv: list[str]) -> int:
     p.add_argument("--quick", action="store_true", help="2 rounds, 1 cold repetition")
     p.add_argument("--rounds", type=int, help="rounds (default 7, --quick 2)")
     p.add_argument("--cold-reps", type=int, help="fresh processes per backend (default 3)")
-    p.add_argument("--out", help="output directory")
-    p.add_argument("--worker", choices=BACKENDS, help=argparse.SUPPRESS)
-    p.add_argument("--cold", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--report", help="redraw report.md and flink.png from a results.json")
+    framework_bench.add_common_options(p, "flink.png")
     args = p.parse_args(argv)
-    if args.worker:
-        worker(args.worker, args.cold)
-        return 0
-    if args.report:
-        with open(args.report) as fh:
-            print(report(json.load(fh), os.path.dirname(os.path.abspath(args.report))))
+    if framework_bench.worker_or_redraw(args, worker, report):
         return 0
     python = args.python or os.environ.get("P4J_PYFLINK_PYTHON")
     if not python:
@@ -173,7 +154,7 @@ def main(argv: list[str]) -> int:
     info = bench.machine_info()
     out_dir = framework_bench.out_dir("flink", args.quick, args.out, info)
     log = framework_bench.logger("flink_bench")
-    load_start = _load()
+    load_start = framework_bench.load_average()
     version = subprocess.run([python, "-c", "from importlib.metadata import version; "
                               "print(version('apache-flink'))"],
                              capture_output=True, text=True).stdout.strip()
@@ -183,7 +164,8 @@ def main(argv: list[str]) -> int:
     data["meta"] = {
         "date": datetime.date.today().isoformat(), "machine": info,
         "commit": bench.git_state(), "rounds": rounds, "cold_reps": cold_reps,
-        "pyflink": version, "load_start": load_start, "load_end": _load(),
+        "pyflink": version, "load_start": load_start,
+        "load_end": framework_bench.load_average(),
         "command": framework_bench.command("flink_bench.py", argv),
         "wall_seconds": round(time.monotonic() - t0),
     }

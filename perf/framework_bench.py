@@ -398,6 +398,27 @@ def failed_section(failures: list[dict], program: str) -> list[str]:
                      str(e["times"])) for e in failures]), ""]
 
 
+def write_report(out_dir: str, lines: list[str], framework: str, chart: str,
+                 names: list[str], meds: dict[tuple[str, str], float],
+                 figsize: tuple[float, float], rotation: int) -> str:
+    """report.md of ``lines`` (a link to ``chart`` at its end) and the chart of the
+    medians (``bar_chart``), in ``out_dir``; returns the report's text."""
+    text = "\n".join([*lines, "", f"![medians]({chart})", ""])
+    with open(os.path.join(out_dir, "report.md"), "w") as fh:
+        fh.write(text)
+    bar_chart(os.path.join(out_dir, chart), names, meds,
+              {"stock": f"stock {framework}", "py4jni": "py4jni in-process"},
+              f"{framework} driver: stock vs py4jni in-process (lower is better)", figsize,
+              rotation)
+    return text
+
+
+def load_average() -> str:
+    """The machine's load averages (1, 5, 15 minutes), as /proc/loadavg gives them."""
+    with open("/proc/loadavg") as fh:
+        return " ".join(fh.read().split()[:3])
+
+
 def bar_chart(path: str, names: list[str], meds: dict[tuple[str, str], float],
               labels: dict[str, str], title: str, figsize: tuple[float, float],
               rotation: int) -> None:
@@ -425,6 +446,29 @@ def bar_chart(path: str, names: list[str], meds: dict[tuple[str, str], float],
 
 
 # ---------------------------------------------------------------- the run
+
+def add_common_options(parser: Any, chart: str) -> None:
+    """The options both benchmarks take: --out, and the worker's and redraw's."""
+    import argparse
+    parser.add_argument("--out", help="output directory")
+    parser.add_argument("--worker", choices=BACKENDS, help=argparse.SUPPRESS)
+    parser.add_argument("--cold", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--report", help=f"redraw report.md and {chart} from a results.json")
+
+
+def worker_or_redraw(args: Any, worker: Callable[[str, bool], None],
+                     report: Callable[[dict, str], str]) -> bool:
+    """Runs this process as a worker (--worker) or redraws a report from a results.json
+    (--report); False when the options ask for a run."""
+    if args.worker:
+        worker(args.worker, args.cold)
+        return True
+    if args.report:
+        with open(args.report) as fh:
+            print(report(json.load(fh), os.path.dirname(os.path.abspath(args.report))))
+        return True
+    return False
+
 
 def out_dir(kind: str, quick: bool, given: str | None, info: dict) -> str:
     """perf/results/<date>-<machine>-<kind>[-quick] (or ``given``), made."""

@@ -259,17 +259,10 @@ def report(data: dict, out_dir: str) -> str:
                   f"background after it exited was ready "
                   f"{framework_bench.fmt(fu['archive_ready_after_exit_s'])} later "
                   f"({', '.join(fu['archives'])}). The {COLD} rows use it."]
-    lines += ["", "![medians](spark.png)", ""]
     if data.get("phases"):
-        lines += ["Session start and data paths in phases: [phases.md](phases.md).", ""]
-    text = "\n".join(lines)
-    with open(os.path.join(out_dir, "report.md"), "w") as fh:
-        fh.write(text)
-    framework_bench.bar_chart(
-        os.path.join(out_dir, "spark.png"), list(series), meds,
-        {"stock": "stock PySpark", "py4jni": "py4jni in-process"},
-        "PySpark driver: stock vs py4jni in-process (lower is better)", (10, 4.5), 25)
-    return text
+        lines += ["", "Session start and data paths in phases: [phases.md](phases.md)."]
+    return framework_bench.write_report(out_dir, lines, "PySpark", "spark.png", list(series),
+                                        meds, (10, 4.5), 25)
 
 
 def rounds_per_scenario(scenarios: list[str], rounds: int | None, quick: bool) -> dict[str, int]:
@@ -280,10 +273,6 @@ def rounds_per_scenario(scenarios: list[str], rounds: int | None, quick: bool) -
             for s in scenarios}
 
 
-def _load() -> str:
-    return " ".join(open("/proc/loadavg").read().split()[:3])
-
-
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="3 rounds (1 of the 1M-row "
@@ -292,19 +281,11 @@ def main(argv: list[str]) -> int:
     p.add_argument("--rounds", type=int, help=f"rounds (default {ROUNDS}, --quick 3; "
                    "scenarios of FEW_ROUNDS at most their count)")
     p.add_argument("--cold-reps", type=int, help="fresh processes per backend (default 5)")
-    p.add_argument("--out", help="output directory")
     p.add_argument("--no-phases", action="store_true",
                    help="leave out perf/spark_phases.py's breakdown (phases.md)")
-    p.add_argument("--worker", choices=BACKENDS, help=argparse.SUPPRESS)
-    p.add_argument("--cold", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--report", help="redraw report.md and spark.png from a results.json")
+    framework_bench.add_common_options(p, "spark.png")
     args = p.parse_args(argv)
-    if args.worker:
-        worker(args.worker, args.cold)
-        return 0
-    if args.report:
-        with open(args.report) as fh:
-            print(report(json.load(fh), os.path.dirname(os.path.abspath(args.report))))
+    if framework_bench.worker_or_redraw(args, worker, report):
         return 0
     import bench  # machine description shared with the main suite
     t0 = time.monotonic()
@@ -316,7 +297,7 @@ def main(argv: list[str]) -> int:
     scenarios = [n for n in SCENARIOS if not (args.quick and n in SLOW)]
     rounds = rounds_per_scenario(scenarios, args.rounds, args.quick)
     failures = framework_bench.Failures()
-    load_start = _load()
+    load_start = framework_bench.load_average()
     import tempfile
     with tempfile.TemporaryDirectory(prefix="spark-bench-cache-") as cache:
         data = run(rounds, cold_reps, log, scenarios, cache, failures)  # archives made anew
@@ -329,7 +310,8 @@ def main(argv: list[str]) -> int:
 
     def save() -> None:
         data["failed"] = failures.entries
-        data["meta"].update(load_end=_load(), wall_seconds=round(time.monotonic() - t0))
+        data["meta"].update(load_end=framework_bench.load_average(),
+                            wall_seconds=round(time.monotonic() - t0))
         with open(os.path.join(out_dir, "results.json"), "w") as fh:
             json.dump(data, fh, indent=1)
     save()
