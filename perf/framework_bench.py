@@ -241,9 +241,11 @@ class Worker:
             self._ask(name, FIRST_RUN_TIMEOUT_S)
             self.warm.add(name)
 
-    def run(self, name: str, timeout: float) -> float:
-        """Seconds of one measured run of ``name`` (warmed up first if needed)."""
-        self.warm_up(name)
+    def run(self, name: str, timeout: float, warm_up: bool = True) -> float:
+        """Seconds of one measured run of ``name`` (warmed up first if needed, unless
+        not ``warm_up``)."""
+        if warm_up:
+            self.warm_up(name)
         return self._ask(name, timeout)
 
     def quit(self) -> None:
@@ -283,11 +285,12 @@ class Failures:
 
 
 def interleave(workers: dict[str, Worker], scenarios: list[str], rounds: dict[str, int],
-               failures: Failures, log: Callable[[str], None]) -> dict:
+               failures: Failures, log: Callable[[str], None],
+               cold_first: frozenset[str] = frozenset()) -> dict:
     """{scenario: {backend: [seconds per round]}}: each worker warms each scenario up
-    once, then round by round every scenario with rounds left runs once on each backend,
-    the backends' order alternating; failed runs are left out and added to
-    ``failures``."""
+    once (except those of ``cold_first``, whose first measured run is their first),
+    then round by round every scenario with rounds left runs once on each backend, the
+    backends' order alternating; failed runs are left out and added to ``failures``."""
     results: dict = {s: {b: [] for b in workers} for s in scenarios}
     backends = list(workers)
 
@@ -298,7 +301,7 @@ def interleave(workers: dict[str, Worker], scenarios: list[str], rounds: dict[st
             MIN_TIMEOUT_S, TIMEOUT_FACTOR * slowest)
         try:
             if measured:
-                results[name][b].append(w.run(name, timeout))
+                results[name][b].append(w.run(name, timeout, name not in cold_first))
             else:
                 w.warm_up(name)
         except CellFailed as exc:
@@ -306,7 +309,8 @@ def interleave(workers: dict[str, Worker], scenarios: list[str], rounds: dict[st
 
     for name in scenarios:
         for b in backends:
-            one(name, b, measured=False)
+            if name not in cold_first:
+                one(name, b, measured=False)
     for r in range(max(rounds.values(), default=0)):
         for name in scenarios:
             if r >= rounds[name]:
@@ -320,10 +324,11 @@ def interleave(workers: dict[str, Worker], scenarios: list[str], rounds: dict[st
 
 def measure(spawn: Callable[[str, bool], subprocess.Popen], cold_name: str, cold_reps: int,
             scenarios: list[str], rounds: dict[str, int], failures: Failures,
-            log: Callable[[str], None]) -> dict:
+            log: Callable[[str], None], cold_first: frozenset[str] = frozenset()) -> dict:
     """A run's figures: ``cold_reps`` cold starts per backend (``spawn(backend, True)``,
     the backends' order alternating), then one long-lived worker per backend
-    (``spawn(backend, False)``, one session starting at a time) through ``interleave``.
+    (``spawn(backend, False)``, one session starting at a time) through ``interleave``
+    (``cold_first``: the scenarios measured without a warm-up run).
     {"cold": {backend: [s]}, "rounds": {scenario: {backend: [s]}}, "restarts":
     {backend: n}}; failed figures go to ``failures`` (the cold ones as ``cold_name``)."""
     results: dict = {"cold": {b: [] for b in BACKENDS}}
@@ -341,7 +346,7 @@ def measure(spawn: Callable[[str, bool], subprocess.Popen], cold_name: str, cold
             log(f"worker {b} ready")
         except CellFailed as exc:
             failures.add("worker session", b, exc.status, exc.reason, log)
-    results["rounds"] = interleave(workers, scenarios, rounds, failures, log)
+    results["rounds"] = interleave(workers, scenarios, rounds, failures, log, cold_first)
     for w in workers.values():
         w.quit()
     results["restarts"] = {b: max(w.starts - 1, 0) for b, w in workers.items()}

@@ -8,8 +8,8 @@ it is not part of the default suite.
 py4jni's workers keep their class-data-sharing archives in a temporary cache directory:
 its first session (recording the classes it loads, then the background dump of the
 class-path archive) is timed apart, before COLD-session, whose py4jni runs use that
-archive. ``--quick`` leaves out the 10M-row scenarios, runs the 1M-row ones once and the
-phases of stock and py4jni once per JDK: a few minutes.
+archive. ``--quick`` leaves out the 10M-row scenarios, runs the 1M-row ones once (without
+a warm-up run) and the phases of stock and py4jni once per JDK: a few minutes.
 
 Each backend's driver lives in a worker process of its own (this file with
 ``--worker stock|py4jni``), holding one local[2] session for the whole run
@@ -210,14 +210,15 @@ def first_use(cache: str, log, failures: framework_bench.Failures) -> dict:
 
 
 def run(rounds: dict[str, int], cold_reps: int, log, scenarios: list[str], cache: str,
-        failures: framework_bench.Failures) -> dict:
+        failures: framework_bench.Failures, quick: bool = False) -> dict:
     """Every round, every scenario (``rounds[name]`` rounds each), every backend;
     COLD-session first (py4jni's first use, which makes its class-path archive, before
-    it). Failed figures go to ``failures``."""
+    it). ``quick``: FEW_ROUNDS' scenarios without a warm-up run. Failed figures go to
+    ``failures``."""
     fu = first_use(cache, log, failures)
     return {"first_use": fu, **framework_bench.measure(
         lambda b, cold: _spawn(b, cold, cache), COLD, cold_reps, scenarios, rounds,
-        failures, log)}
+        failures, log, frozenset(FEW_ROUNDS) if quick else frozenset())}
 
 
 def report(data: dict, out_dir: str) -> str:
@@ -244,7 +245,8 @@ def report(data: dict, out_dir: str) -> str:
         *framework_bench.failed_section(data.get("failed", []), "perf/spark_bench.py"),
         f"Median of {meta['rounds']} interleaved rounds (min-max in brackets)"
         + (" (" + ", ".join(f"{n}: {k}" for n, k in fewer.items()) + " rounds: they take "
-           "seconds a run)" if fewer else "")
+           "seconds a run" + ("; no warm-up run before them" if meta.get("no_warm_up")
+                              else "") + ")" if fewer else "")
         + f", one local[2] session per backend for the whole run; {COLD}: "
         f"{meta['cold_reps']} fresh processes per backend. Ratio > 1: py4jni faster. The "
         "machine is shared: expect noise.", "",
@@ -299,12 +301,14 @@ def main(argv: list[str]) -> int:
     failures = framework_bench.Failures()
     load_start = framework_bench.load_average()
     import tempfile
-    with tempfile.TemporaryDirectory(prefix="spark-bench-cache-") as cache:
-        data = run(rounds, cold_reps, log, scenarios, cache, failures)  # archives made anew
+    cache_dir = tempfile.TemporaryDirectory(prefix="spark-bench-cache-")
+    cache = cache_dir.name
+    data = run(rounds, cold_reps, log, scenarios, cache, failures, args.quick)
     data["meta"] = {
         "date": datetime.date.today().isoformat(), "machine": info,
         "commit": bench.git_state(), "rounds": max(rounds.values(), default=0),
         "rounds_per_scenario": rounds, "cold_reps": cold_reps, "pyspark": version("pyspark"),
+        "no_warm_up": sorted(FEW_ROUNDS) if args.quick else [],
         "command": framework_bench.command("spark_bench.py", argv), "load_start": load_start,
     }
 
@@ -315,10 +319,11 @@ def main(argv: list[str]) -> int:
         with open(os.path.join(out_dir, "results.json"), "w") as fh:
             json.dump(data, fh, indent=1)
     save()
-    if not args.no_phases:
-        phases(out_dir, args.quick, log, failures)
+    if not args.no_phases:  # --quick: the archive made above serves the same JDK's phases
+        phases(out_dir, args.quick, log, failures, cache if args.quick else None)
         data["phases"] = True
         save()
+    cache_dir.cleanup()
     text = report(data, out_dir)
     print(text)
     log(f"report in {out_dir} ({round(time.monotonic() - t0)} s)"
@@ -330,11 +335,14 @@ def main(argv: list[str]) -> int:
 JDKS = ("/usr/lib/jvm/java-17-openjdk-amd64", "/usr/lib/jvm/temurin-25-jdk-amd64")
 
 
-def phases(out_dir: str, quick: bool, log, failures: framework_bench.Failures) -> None:
+def phases(out_dir: str, quick: bool, log, failures: framework_bench.Failures,
+           cache: str | None = None) -> None:
     """perf/spark_phases.py on each JDK of JDKS that is installed (else JAVA_HOME's):
     the session start and data paths in phases, stock against in-process before and
-    after the class-path archive; phases.md and phases.png beside the report. A JDK's
-    run that fails, or whose first use made no class-path archive, is in ``failures``."""
+    after the class-path archive; phases.md and phases.png beside the report. The
+    archives are made afresh for each JDK (their first use is reported), in ``cache``
+    when given (archives already there are used). A JDK's run that fails, or whose
+    first use made no class-path archive, is in ``failures``."""
     import tempfile
 
     import spark_phases
@@ -343,13 +351,13 @@ def phases(out_dir: str, quick: bool, log, failures: framework_bench.Failures) -
     for home in homes:
         jdk = os.path.basename(home.rstrip("/"))
         log(f"phases on {home}")
-        with tempfile.TemporaryDirectory(prefix="spark-phases-cache-") as cache:
+        with tempfile.TemporaryDirectory(prefix="spark-phases-cache-") as own:
             try:
                 spark_phases.main(["--java-home", home, "--reps", "1" if quick else PHASES_REPS,
                                    "--rows", "100000" if quick else "1000000",
                                    "--backends", "stock,py4jni" if quick
                                    else "stock,py4jni-before,py4jni",
-                                   "--out", out_dir, "--cache", cache])
+                                   "--out", out_dir, "--cache", cache or own])
             except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
                 failures.add(f"phases ({jdk})", "-", "crashed" if isinstance(
                     exc, RuntimeError) else "error", str(exc).strip().splitlines()[-1][:300]
