@@ -154,7 +154,7 @@ class _Answers:
 
 
 def _stderr_tail(proc: subprocess.Popen) -> str:
-    """``: <last line of the process's stderr>``, or ""."""
+    """``; its stderr's last line: <line>``, or ""."""
     err = getattr(proc, "stderr_file", None)
     if err is None:
         return ""
@@ -164,7 +164,7 @@ def _stderr_tail(proc: subprocess.Popen) -> str:
                  if ln.strip()]
     except OSError:
         return ""
-    return f": {lines[-1][:300]}" if lines else ""
+    return f"; its stderr's last line: {lines[-1][:300]}" if lines else ""
 
 
 def cold_start(spawn: Callable[[], subprocess.Popen],
