@@ -5,7 +5,8 @@
 #
 #   perf/run.sh [--quick] [--scenarios ...] [--backends ...] [--out DIR]
 #   perf/run.sh --spark [--quick] [--rounds N] [--cold-reps N] [--out DIR]
-#       (optional group, not in the default run: stock PySpark vs PySpark on py4jni)
+#       (optional group, not in the default run: stock PySpark vs PySpark on py4jni;
+#       about 22 minutes on 2 cores, --quick about 5; exits 1 when a figure is missing)
 #   perf/run.sh --flink [--quick] [--rounds N] [--cold-reps N] [--out DIR]
 #       (optional group: stock PyFlink vs PyFlink on py4jni, in .venv-pyflink)
 #

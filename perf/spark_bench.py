@@ -8,19 +8,27 @@ it is not part of the default suite.
 py4jni's workers keep their class-data-sharing archives in a temporary cache directory:
 its first session (recording the classes it loads, then the background dump of the
 class-path archive) is timed apart, before COLD-session, whose py4jni runs use that
-archive. ``--quick`` leaves out the 10M-row scenarios.
+archive. ``--quick`` leaves out the 10M-row scenarios, runs the 1M-row ones once (without
+a warm-up run) and the phases of stock and py4jni once per JDK: a few minutes.
 
 Each backend's driver lives in a worker process of its own (this file with
-``--worker stock|py4jni``), holding one local[2] session for the whole run. Round by
-round, for each scenario, each worker runs the scenario once (a loop scenario runs its
-1000 calls) and reports the wall time; the report gives the median and min-max of the
-rounds and the stock/py4jni ratio. COLD-session is measured apart: a fresh process per
-repetition, from interpreter start to the first ``range(1).count()`` answered.
+``--worker stock|py4jni``), holding one local[2] session for the whole run
+(perf/framework_bench.py: the worker protocol and interleaved rounds, shared with
+perf/flink_bench.py). Round by round, for each scenario, each worker runs the scenario
+once (a loop scenario runs its 1000 calls) and reports the wall time; the report gives
+the median and min-max of the rounds and the stock/py4jni ratio. The scenarios of
+FEW_ROUNDS, which take seconds a run, have fewer rounds, so that a full run fits in 30
+minutes on this project's 2-core VM. COLD-session is measured apart: a fresh process
+per repetition, from the spawn of its interpreter to the first ``range(1).count()``
+answered.
 
 Results go to perf/results/<date>-<machine>-spark[-quick]/: results.json (every round),
 report.md and spark.png; then perf/spark_phases.py runs on JDK 17 and Temurin 25 (those
 installed) into the same directory: phases-<jdk>.json, phases.md, phases.png
-(``--no-phases`` leaves it out).
+(``--no-phases`` leaves it out). Exit status 1 when a figure is missing: a scenario
+that raised, a worker that crashed or timed out (it is started again for the rest of
+the run), a cold start or the phases' run that failed, a first use that made no
+class-path archive; report.md lists them first, in a "Failed" table.
 """
 from __future__ import annotations
 
@@ -28,13 +36,14 @@ import argparse
 import datetime
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
 
+import framework_bench
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-BACKENDS = ("stock", "py4jni")
+BACKENDS = framework_bench.BACKENDS
 # name -> (what it does, how many driver calls one run makes; None: one operation)
 SCENARIOS = {
     "S1-getConf": ("1000 x spark.sparkContext.getConf().get(...)", 1000),
@@ -66,6 +75,15 @@ SCENARIOS.update(DATAPLANE_SCENARIOS)
 SLOW = ("S14-toPandas-10M-arrow", "S15-createDataFrame-10M-arrow", "S17-toArrow-10M",
         "S18-parallelize-10M", "S19-broadcast-10M")
 COLD = "COLD-session"
+# Rounds of a full run; the scenarios named here, which take seconds a run, have at most
+# their count (1 in --quick), so that a full run stays under 30 minutes on this project's
+# 2-core VM (the sum, from a run's per-round figures, is in perf/README.md).
+ROUNDS = 11
+FEW_ROUNDS = {"S8-collect-1M": 5, "S9-toPandas-1M": 5, "S11-createDataFrame-1M-arrow": 5,
+              "S14-toPandas-10M-arrow": 7, "S15-createDataFrame-10M-arrow": 5,
+              "S17-toArrow-10M": 7, "S18-parallelize-10M": 5, "S19-broadcast-10M": 5}
+# perf/spark_phases.py's repetitions per backend in a full run
+PHASES_REPS = "3"
 
 
 # ---------------------------------------------------------------- worker side
@@ -174,269 +192,230 @@ def _dataplane_scenarios(spark):
 
 
 def worker(mode: str, cold: bool) -> None:
-    """Answers one line per request on the original stdout: the seconds one run of the
-    named scenario took. Everything else (the JVM's output, in-process) goes to stderr."""
-    t0 = time.perf_counter()
-    out = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(2, 1)
-    spark = _session(mode)
-    if cold:
-        out.write(json.dumps({"seconds": time.perf_counter() - t0}) + "\n")
-        return
-    runs = {**_scenarios(spark), **_dataplane_scenarios(spark)}
-    out.write(json.dumps({"ready": True}) + "\n")
-    for line in sys.stdin:
-        name = line.strip()
-        if name == "quit":
-            break
-        t = time.perf_counter()
-        runs[name]()
-        out.write(json.dumps({"seconds": time.perf_counter() - t}) + "\n")
-    spark.stop()
+    """A worker's main (perf/framework_bench.py's protocol), holding one local[2] session."""
+    framework_bench.serve(mode, lambda: _session(mode),
+                          lambda s: {**_scenarios(s), **_dataplane_scenarios(s)}, cold,
+                          stop=lambda s: s.stop())
 
 
 # ---------------------------------------------------------------- coordinator side
 
-_CACHE: dict = {"dir": None}  # XDG_CACHE_HOME of the py4jni workers (their CDS archives)
-
-
-def _spawn(mode: str, cold: bool) -> subprocess.Popen:
+def _spawn(mode: str, cold: bool, cache: str) -> subprocess.Popen:
     args = [sys.executable, os.path.abspath(__file__), "--worker", mode] + (["--cold"] if cold else [])
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
-    if _CACHE["dir"]:
-        env["XDG_CACHE_HOME"] = _CACHE["dir"]
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, XDG_CACHE_HOME=cache)
     env.pop("PYSPARK_SUBMIT_ARGS", None)
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # benchmarks use loopback only
-    return subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True, env=env)
+    return framework_bench.popen(args, env)
 
 
-def _answer(proc: subprocess.Popen) -> dict:
-    line = proc.stdout.readline()
-    if not line:
-        raise RuntimeError(f"worker {proc.args[3]} exited (rc={proc.wait()})")
-    return json.loads(line)
-
-
-def cold_start(mode: str) -> float:
-    """Seconds from a fresh interpreter's start to its first job's answer."""
-    t0 = time.perf_counter()
-    proc = _spawn(mode, cold=True)
-    _answer(proc)
-    proc.wait()
-    return time.perf_counter() - t0
-
-
-def first_use(cache: str, log) -> dict:
+def first_use(cache: str, log, failures: framework_bench.Failures) -> dict:
     """py4jni's first session in an empty cache (it records the classes it loads) and
-    the wait, after it exits, for the class-path archive the background dump makes."""
+    the wait, after it exits, for the class-path archive the background dump makes.
+    No session, a dump that failed or took over 15 minutes, or no class-path archive
+    made: a failure (the COLD-session rows would not measure what they say)."""
     t = time.perf_counter()
-    session = cold_start("py4jni")
+    what = f"{COLD} first use"
+    try:
+        session = framework_bench.cold_start(lambda: _spawn("py4jni", True, cache))
+    except framework_bench.CellFailed as exc:
+        failures.add(what, "py4jni", exc.status, exc.reason, log)
+        return {}
     t_exit = time.perf_counter()
     directory = os.path.join(cache, "py4jni")
+    deadline = t_exit + 900
     while os.path.isdir(directory) and any(n.endswith(".lock") for n in os.listdir(directory)):
+        if time.perf_counter() > deadline:
+            failures.add(what, "py4jni", "timed out", "the class-path archive's background "
+                         "dump was not done 900 s after the session exited", log)
+            break
         time.sleep(1)
+    names = sorted(os.listdir(directory)) if os.path.isdir(directory) else []
     done = {"session_s": session, "archive_ready_after_exit_s": time.perf_counter() - t_exit,
-            "archives": sorted(n for n in os.listdir(directory) if n.endswith(".jsa"))
-            if os.path.isdir(directory) else []}
+            "archives": [n for n in names if n.endswith(".jsa")]}
+    if not any(n.startswith("py4jni-cp-") for n in done["archives"]):
+        why = ""
+        for n in names:
+            if n.endswith(".failed"):
+                with open(os.path.join(directory, n), errors="replace") as fh:
+                    why = f" ({n}: {fh.read()[:300].strip()})"
+        failures.add(what, "py4jni", "failed", f"no class-path archive was made{why}", log)
     log(f"first use: session {session:.2f} s, archive ready "
         f"{done['archive_ready_after_exit_s']:.0f} s after ({time.perf_counter() - t:.0f} s)")
     return done
 
 
-def run(rounds: int, cold_reps: int, log, scenarios: list[str], cache: str) -> dict:
-    """Every round, every scenario, every backend; COLD-session first (py4jni's first
-    use, which makes its class-path archive, before it)."""
-    results: dict = {"rounds": {s: {b: [] for b in BACKENDS} for s in scenarios}, "cold": {}}
-    _CACHE["dir"] = cache
-    results["first_use"] = first_use(cache, log)
-    results["cold"] = {b: [] for b in BACKENDS}
-    for rep in range(cold_reps):
-        for b in (BACKENDS if rep % 2 == 0 else BACKENDS[::-1]):
-            results["cold"][b].append(cold_start(b))
-            log(f"cold {b} rep {rep + 1}/{cold_reps}: {results['cold'][b][-1]:.2f} s")
-    workers = {b: _spawn(b, cold=False) for b in BACKENDS}
-    for b, p in workers.items():
-        _answer(p)
-        log(f"worker {b} ready")
-    for name in scenarios:  # warm-up: one unmeasured run each
-        for b, p in workers.items():
-            p.stdin.write(name + "\n")
-            p.stdin.flush()
-            _answer(p)
-    for r in range(rounds):
-        for name in scenarios:
-            order = BACKENDS if (r + len(name)) % 2 == 0 else BACKENDS[::-1]
-            for b in order:
-                p = workers[b]
-                p.stdin.write(name + "\n")
-                p.stdin.flush()
-                results["rounds"][name][b].append(_answer(p)["seconds"])
-        log(f"round {r + 1}/{rounds} done")
-    for p in workers.values():
-        p.stdin.write("quit\n")
-        p.stdin.flush()
-        p.wait(timeout=120)
-    return results
-
-
-def _fmt(seconds: float) -> str:
-    if seconds >= 1:
-        return f"{seconds:.2f} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.1f} ms"
-    return f"{seconds * 1e6:.0f} us"
+def run(rounds: dict[str, int], cold_reps: int, log, scenarios: list[str], cache: str,
+        failures: framework_bench.Failures, quick: bool = False) -> dict:
+    """Every round, every scenario (``rounds[name]`` rounds each), every backend;
+    COLD-session first (py4jni's first use, which makes its class-path archive, before
+    it). ``quick``: FEW_ROUNDS' scenarios without a warm-up run. Failed figures go to
+    ``failures``."""
+    fu = first_use(cache, log, failures)
+    return {"first_use": fu, **framework_bench.measure(
+        lambda b, cold: _spawn(b, cold, cache), COLD, cold_reps, scenarios, rounds,
+        failures, log, frozenset(FEW_ROUNDS) if quick else frozenset())}
 
 
 def report(data: dict, out_dir: str) -> str:
     """report.md and spark.png from results.json's content; returns the report's text."""
-    rows = [("scenario", "what", "stock PySpark", "py4jni in-process", "stock / py4jni")]
     series = {COLD: data["cold"], **data["rounds"]}
-    meds = {}
-    for name, per in series.items():
-        what = "python start to first job answered (fresh process, class-path archive made "\
-            "beforehand)" if name == COLD else SCENARIOS[name][0]
-        cells = []
-        for b in BACKENDS:
-            xs = per[b]
-            meds[(name, b)] = statistics.median(xs)
-            cells.append(f"{_fmt(meds[(name, b)])} ({_fmt(min(xs))}-{_fmt(max(xs))})")
-        ratio = meds[(name, "stock")] / meds[(name, "py4jni")]
-        rows.append((name, what, *cells, f"{ratio:.1f}x"))
+
+    def what(name: str) -> str:
+        return ("python start to first job answered (fresh process, class-path archive made "
+                "beforehand)" if name == COLD else SCENARIOS[name][0])
+    rows, meds = framework_bench.median_rows(series, what)
     meta = data["meta"]
+    per = meta.get("rounds_per_scenario") or {}
+    fewer = {n: k for n, k in per.items() if k != meta["rounds"]}
     lines = [
         f"# PySpark driver: stock vs py4jni in-process ({meta['date']})", "",
         f"Command: `{meta['command']}`; commit {meta['commit']}; machine {meta['machine']['cpu']}"
         f" ({meta['machine']['cores']} cores, {meta['machine']['ram_gib']} GiB), "
         f"{meta['machine']['java']}; Python {meta['machine']['python']}; "
-        f"pyspark {meta['pyspark']}.", "",
-        f"Median of {meta['rounds']} interleaved rounds (min-max in brackets), one local[2] "
-        f"session per backend for the whole run; {COLD}: {meta['cold_reps']} fresh "
-        "processes per backend. Ratio > 1: py4jni faster. The machine is shared: expect "
-        "noise.", "",
+        f"pyspark {meta['pyspark']}"
+        + (f"; load average at start {meta['load_start']}, at end {meta['load_end']}"
+           if "load_start" in meta else "")
+        + (f"; {meta['wall_seconds'] / 60:.0f} minutes" if "wall_seconds" in meta else "")
+        + ".", "",
+        *framework_bench.failed_section(data.get("failed", []), "perf/spark_bench.py"),
+        f"Median of {meta['rounds']} interleaved rounds (min-max in brackets)"
+        + (" (" + ", ".join(f"{n}: {k}" for n, k in fewer.items()) + " rounds: they take "
+           "seconds a run" + ("; no warm-up run before them" if meta.get("no_warm_up")
+                              else "") + ")" if fewer else "")
+        + f", one local[2] session per backend for the whole run; {COLD}: "
+        f"{meta['cold_reps']} fresh processes per backend. Ratio > 1: py4jni faster. The "
+        "machine is shared: expect noise.", "",
+        *framework_bench.table(("scenario", "what", "stock PySpark", "py4jni in-process",
+                                "stock / py4jni"), rows),
     ]
-    lines += ["| " + " | ".join(r) + " |" for r in rows[:1]]
-    lines += ["|" + "---|" * len(rows[0])]
-    lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
     fu = data.get("first_use")
     if fu:
         lines += ["", f"py4jni's first use (before the {COLD} rows, in an empty cache): the "
-                  f"session that records the classes it loads took {_fmt(fu['session_s'])}; "
-                  f"the class-path archive made in the background after it exited was ready "
-                  f"{_fmt(fu['archive_ready_after_exit_s'])} later ({', '.join(fu['archives'])}). "
-                  f"The {COLD} rows use it."]
-    lines += ["", "![medians](spark.png)", ""]
-    text = "\n".join(lines)
-    with open(os.path.join(out_dir, "report.md"), "w") as fh:
-        fh.write(text)
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        names = list(series)
-        fig, ax = plt.subplots(figsize=(10, 4.5))
-        width = 0.4
-        for i, b in enumerate(BACKENDS):
-            ax.bar([x + (i - 0.5) * width for x in range(len(names))],
-                   [meds[(n, b)] for n in names], width,
-                   label="stock PySpark" if b == "stock" else "py4jni in-process")
-        ax.set_yscale("log")
-        ax.set_ylabel("seconds (median, log scale)")
-        ax.set_xticks(range(len(names)))
-        ax.set_xticklabels(names, rotation=25, ha="right", fontsize=8)
-        ax.legend()
-        ax.set_title("PySpark driver: stock vs py4jni in-process (lower is better)")
-        fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, "spark.png"), dpi=110)
-        plt.close(fig)
-    except ImportError:
-        pass
-    return text
+                  f"session that records the classes it loads took "
+                  f"{framework_bench.fmt(fu['session_s'])}; the class-path archive made in the "
+                  f"background after it exited was ready "
+                  f"{framework_bench.fmt(fu['archive_ready_after_exit_s'])} later "
+                  f"({', '.join(fu['archives'])}). The {COLD} rows use it."]
+    if data.get("phases"):
+        lines += ["", "Session start and data paths in phases: [phases.md](phases.md)."]
+    return framework_bench.write_report(out_dir, lines, "PySpark", "spark.png", list(series),
+                                        meds, (10, 4.5), 25)
+
+
+def rounds_per_scenario(scenarios: list[str], rounds: int | None, quick: bool) -> dict[str, int]:
+    """Rounds of each scenario: ``rounds`` (default ROUNDS, --quick 3), at most
+    FEW_ROUNDS' count (--quick: 1) for the scenarios listed there."""
+    n = rounds or (3 if quick else ROUNDS)
+    return {s: min(n, 1 if quick else FEW_ROUNDS[s]) if s in FEW_ROUNDS else n
+            for s in scenarios}
 
 
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--quick", action="store_true", help="3 rounds, 1 cold repetition")
-    p.add_argument("--rounds", type=int, help="rounds (default 11, --quick 3)")
+    p.add_argument("--quick", action="store_true", help="3 rounds (1 of the 1M-row "
+                   "scenarios), 1 cold repetition, no 10M-row scenarios, phases of stock and "
+                   "py4jni once")
+    p.add_argument("--rounds", type=int, help=f"rounds (default {ROUNDS}, --quick 3; "
+                   "scenarios of FEW_ROUNDS at most their count)")
     p.add_argument("--cold-reps", type=int, help="fresh processes per backend (default 5)")
-    p.add_argument("--out", help="output directory")
     p.add_argument("--no-phases", action="store_true",
                    help="leave out perf/spark_phases.py's breakdown (phases.md)")
-    p.add_argument("--worker", choices=BACKENDS, help=argparse.SUPPRESS)
-    p.add_argument("--cold", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--report", help="redraw report.md and spark.png from a results.json")
+    framework_bench.add_common_options(p, "spark.png")
     args = p.parse_args(argv)
-    if args.worker:
-        worker(args.worker, args.cold)
+    if framework_bench.worker_or_redraw(args, worker, report):
         return 0
-    if args.report:
-        with open(args.report) as fh:
-            print(report(json.load(fh), os.path.dirname(os.path.abspath(args.report))))
-        return 0
-    import bench  # machine description and naming shared with the main suite
-    rounds = args.rounds or (3 if args.quick else 11)
+    import bench  # machine description shared with the main suite
+    t0 = time.monotonic()
     cold_reps = args.cold_reps or (1 if args.quick else 5)
     info = bench.machine_info()
-    today = datetime.date.today().isoformat()
-    out_dir = args.out or os.path.join(
-        HERE, "results", f"{today}-{bench.machine_slug(info)}-spark" + ("-quick" if args.quick else ""))
-    os.makedirs(out_dir, exist_ok=True)
-    t0 = time.monotonic()
-
-    def log(msg: str) -> None:
-        print(f"spark_bench [{time.monotonic() - t0:6.0f} s] {msg}", file=sys.stderr, flush=True)
-
+    out_dir = framework_bench.out_dir("spark", args.quick, args.out, info)
+    log = framework_bench.logger("spark_bench")
     from importlib.metadata import version
     scenarios = [n for n in SCENARIOS if not (args.quick and n in SLOW)]
+    rounds = rounds_per_scenario(scenarios, args.rounds, args.quick)
+    failures = framework_bench.Failures()
+    load_start = framework_bench.load_average()
     import tempfile
-    with tempfile.TemporaryDirectory(prefix="spark-bench-cache-") as cache:
-        data = run(rounds, cold_reps, log, scenarios, cache)  # py4jni's archives, made anew
+    cache_dir = tempfile.TemporaryDirectory(prefix="spark-bench-cache-")
+    cache = cache_dir.name
+    data = run(rounds, cold_reps, log, scenarios, cache, failures, args.quick)
     data["meta"] = {
-        "date": today, "machine": info, "commit": bench.git_state(), "rounds": rounds,
-        "cold_reps": cold_reps, "pyspark": version("pyspark"),
-        "command": os.environ.get("P4J_PERF_LAUNCHER", "python perf/spark_bench.py")
-        + " " + " ".join(argv), "wall_seconds": round(time.monotonic() - t0),
+        "date": datetime.date.today().isoformat(), "machine": info,
+        "commit": bench.git_state(), "rounds": max(rounds.values(), default=0),
+        "rounds_per_scenario": rounds, "cold_reps": cold_reps, "pyspark": version("pyspark"),
+        "no_warm_up": sorted(FEW_ROUNDS) if args.quick else [],
+        "command": framework_bench.command("spark_bench.py", argv), "load_start": load_start,
     }
-    with open(os.path.join(out_dir, "results.json"), "w") as fh:
-        json.dump(data, fh, indent=1)
+
+    def save() -> None:
+        data["failed"] = failures.entries
+        data["meta"].update(load_end=framework_bench.load_average(),
+                            wall_seconds=round(time.monotonic() - t0))
+        with open(os.path.join(out_dir, "results.json"), "w") as fh:
+            json.dump(data, fh, indent=1)
+    save()
+    if not args.no_phases:  # --quick: the archive made above serves the same JDK's phases
+        phases(out_dir, args.quick, log, failures, cache if args.quick else None)
+        data["phases"] = True
+        save()
+    cache_dir.cleanup()
     text = report(data, out_dir)
-    if not args.no_phases:
-        text = phases(out_dir, args.quick, log, text)
     print(text)
-    log(f"report in {out_dir} ({round(time.monotonic() - t0)} s)")
-    return 0
+    log(f"report in {out_dir} ({round(time.monotonic() - t0)} s)"
+        + (f"; FAILED: {len(failures.entries)} figure(s) missing, listed first in report.md"
+           if failures else ""))
+    return 1 if failures else 0
 
 
 JDKS = ("/usr/lib/jvm/java-17-openjdk-amd64", "/usr/lib/jvm/temurin-25-jdk-amd64")
 
 
-def phases(out_dir: str, quick: bool, log, text: str) -> str:
+def phases(out_dir: str, quick: bool, log, failures: framework_bench.Failures,
+           cache: str | None = None) -> None:
     """perf/spark_phases.py on each JDK of JDKS that is installed (else JAVA_HOME's):
     the session start and data paths in phases, stock against in-process before and
-    after the class-path archive; phases.md and phases.png beside the report, which
-    gets a link to them."""
+    after the class-path archive; phases.md and phases.png beside the report. The
+    archives are made afresh for each JDK (their first use is reported), in ``cache``
+    when given (archives already there are used). A JDK's run that fails, or whose
+    first use made no class-path archive, is in ``failures``."""
     import tempfile
 
     import spark_phases
     homes = [h for h in JDKS if os.path.isdir(h)] or [os.environ.get("JAVA_HOME", "")]
     files = []
     for home in homes:
+        jdk = os.path.basename(home.rstrip("/"))
         log(f"phases on {home}")
-        with tempfile.TemporaryDirectory(prefix="spark-phases-cache-") as cache:
-            spark_phases.main(["--java-home", home, "--reps", "1" if quick else "3",
-                               "--rows", "100000" if quick else "1000000",
-                               "--backends", "stock,py4jni-before,py4jni",
-                               "--out", out_dir, "--cache", cache])
-        files.append(os.path.join(out_dir, f"phases-{os.path.basename(home.rstrip('/'))}.json"))
+        with tempfile.TemporaryDirectory(prefix="spark-phases-cache-") as own:
+            try:
+                spark_phases.main(["--java-home", home, "--reps", "1" if quick else PHASES_REPS,
+                                   "--rows", "100000" if quick else "1000000",
+                                   "--backends", "stock,py4jni" if quick
+                                   else "stock,py4jni-before,py4jni",
+                                   "--out", out_dir, "--cache", cache or own])
+            except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+                failures.add(f"phases ({jdk})", "-", "crashed" if isinstance(
+                    exc, RuntimeError) else "error", str(exc).strip().splitlines()[-1][:300]
+                    if str(exc).strip() else type(exc).__name__, log)
+                continue
+        path = os.path.join(out_dir, f"phases-{jdk}.json")
+        files.append(path)
+        with open(path) as fh:
+            prepared = json.load(fh).get("prepare", {})
+        for b, prep in prepared.items():
+            if prep.get("failed"):
+                failures.add(f"phases ({jdk}) first use", b, "failed",
+                             "archive creation failed: " + ", ".join(prep["failed"]), log)
+        if "py4jni" in prepared and not any(
+                n.startswith("py4jni-cp-") for n in prepared["py4jni"].get("archives", [])):
+            failures.add(f"phases ({jdk}) first use", "py4jni", "failed",
+                         "no class-path archive was made", log)
     for leftover in os.listdir(out_dir):  # the class-load logs: large, made again each run
         if leftover.startswith("classes-") and leftover.endswith(".log"):
             os.unlink(os.path.join(out_dir, leftover))
-    spark_phases.report(files, out_dir, f"{datetime.date.today().isoformat()}, "
-                        "perf/run.sh --spark")
-    text += "\nSession start and data paths in phases: [phases.md](phases.md).\n"
-    with open(os.path.join(out_dir, "report.md"), "w") as fh:
-        fh.write(text)
-    return text
+    if files:
+        spark_phases.report(files, out_dir, f"{datetime.date.today().isoformat()}, "
+                            "perf/run.sh --spark")
 
 
 if __name__ == "__main__":

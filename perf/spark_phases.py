@@ -21,7 +21,8 @@ socket, time writing the temp file) and Python (deserialisation, pandas).
 
 Backends: ``stock``, ``py4jni`` (in-process: the class-path archive, spark-submit's
 environment), ``py4jni-before`` (in-process as before both: py4jni's own archive only),
-``py4jni-nocds`` (``PY4JNI_CDS=0``). Results: phases-<jdk>.json in --out; ``--report FILES`` writes
+``py4jni-nocds`` (``PY4JNI_CDS=0``), ``py4jni:OPTIONS`` (``py4jni`` with these JVM options
+too, space-separated, e.g. ``py4jni:-XX:TieredStopAtLevel=1``). Results: phases-<jdk>.json in --out; ``--report FILES`` writes
 phases.md and phases.png from them. Before the measured runs each py4jni backend runs
 once in a fresh cache directory and the archive it leaves is waited for: that first use
 is reported apart.
@@ -270,6 +271,31 @@ def _arrow_small(spark, reps: int) -> dict:
     return {"wall_s": walls, "cpu_s": cpus}
 
 
+# HotSpot's thread names (their first 15 characters, /proc's comm) by kind of work
+THREAD_KINDS = (("jit", ("C1 CompilerThre", "C2 CompilerThre")),
+                ("gc", ("G1 ", "GC Thread", "VM Periodic")), ("vm", ("VM Thread",)))
+
+
+def _cpu_by_thread(pid: int) -> dict:
+    """CPU seconds of the live threads of the driver JVM's process ``pid`` by kind:
+    the JIT compilers, the garbage collector, the VM thread (safepoints, class
+    redefinition...); the rest of the driver's CPU is Java's and Python's own work."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {kind: 0.0 for kind, _ in THREAD_KINDS}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as fh:
+                text = fh.read()
+        except OSError:
+            continue
+        name = text[text.index("(") + 1:text.rindex(")")]
+        cpu = sum(int(x) for x in text.rsplit(")", 1)[1].split()[11:13]) / tick
+        for kind, prefixes in THREAD_KINDS:
+            if name.startswith(prefixes):
+                out[kind] += cpu
+    return out
+
+
 def _class_log(path: str) -> dict:
     """Counts of the class+load log by source, and HotSpot's Create VM time."""
     counts: dict = {}
@@ -347,7 +373,8 @@ def child(mode: str, t_spawn: float, log: str, rows: list[int]) -> None:
     spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")
              .config("spark.driver.extraJavaOptions",
-                     f"-Xlog:startuptime,class+load=info:file={log}")
+                     f"-Xlog:startuptime,class+load=info:file={log} "
+                     + mode.partition(":")[2])
              .getOrCreate())
     session_total = time.time() - t
     ph["gateway_s"] = marks["gateway_s"]
@@ -370,6 +397,8 @@ def child(mode: str, t_spawn: float, log: str, rows: list[int]) -> None:
         with open(f"/proc/{proc.pid}/stat") as fh:
             fields = fh.read().rsplit(")", 1)[1].split()
         ph["cpu_s"] += sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    jvm_pid = proc.pid if proc is not None else os.getpid()
+    ph.update({f"cpu_{k}_s": v for k, v in _cpu_by_thread(jvm_pid).items()})
     res = {"phases": ph, "classes": _class_log(log), "data": {}}
     for n in rows:
         res["data"][str(n)] = _data_paths(spark, n, 3 if n <= 1000000 else 1)
@@ -421,7 +450,8 @@ def report(files: list[str], out_dir: str, note: str) -> str:
             d = json.load(fh)
         jdk = os.path.basename(d["java_home"].rstrip("/"))
         runs = d["runs"]
-        backends = [b for b in ("stock", "py4jni-before", "py4jni") if b in runs]
+        backends = [b for b in ("stock", "py4jni-before", "py4jni") if b in runs] + sorted(
+            b for b in runs if b not in ("stock", "py4jni-before", "py4jni"))
         n = {b: len(runs[b]) for b in backends}
         title = f"{jdk} ({d['label']})" if d.get("label") else jdk
         lines += [f"## {title}", "",
@@ -431,6 +461,9 @@ def report(files: list[str], out_dir: str, note: str) -> str:
                   "| phase | " + " | ".join(backends) + " |", "|---|" + "---|" * len(backends)]
         for key, label in PHASES + [("cold_total_s", "**total (wall)**"),
                                     ("cpu_s", "**CPU seconds**"),
+                                    ("cpu_jit_s", "of the CPU: JIT compiler threads"),
+                                    ("cpu_gc_s", "of the CPU: GC threads"),
+                                    ("cpu_vm_s", "of the CPU: VM thread"),
                                     ("before_driver_jvm_s", "of the gateway: before the "
                                      "driver JVM (scripts, launcher JVM)")]:
             cells = [f"{_med([r['phases'].get(key) for r in runs[b]]):.2f}" for b in backends]
@@ -547,6 +580,11 @@ def report(files: list[str], out_dir: str, note: str) -> str:
     return text
 
 
+def _slug(backend: str) -> str:
+    """``backend`` as a file name part -Xlog accepts (no ':' or '=')."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in backend)
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--java-home", default=os.environ.get("JAVA_HOME",
@@ -580,12 +618,15 @@ def main(argv: list[str]) -> int:
     for b in backends:  # first use: py4jni's archives made (timed), before the measured runs
         if not b.startswith("py4jni") or b == "py4jni-nocds":
             continue
-        log = os.path.join(out, f"classes-{b}-first.log")
+        log = os.path.join(out, f"classes-{_slug(b)}-first.log")
         t0 = time.time()
         r = run_child(b, a.java_home, log, [], cache)
         t_exit = time.time()
         directory = os.path.join(cache, "py4jni")
         while any(n.endswith(".lock") for n in os.listdir(directory)):
+            if time.time() - t_exit > 900:
+                raise RuntimeError(f"{b}: the archive's background dump was not done 900 s "
+                                   "after the first session exited")
             time.sleep(1)
         made = sorted(n for n in os.listdir(directory) if n.endswith((".jsa", ".aot")))
         results["prepare"][b] = {"first_session": r["phases"], "session_wall_s": t_exit - t0,
@@ -596,7 +637,7 @@ def main(argv: list[str]) -> int:
         print(f"prepared {b}: {json.dumps(results['prepare'][b])}", file=sys.stderr, flush=True)
     for rep in range(a.reps):
         for b in (backends if rep % 2 == 0 else backends[::-1]):
-            log = os.path.join(out, f"classes-{b}.log")
+            log = os.path.join(out, f"classes-{_slug(b)}.log")
             data = rows if rep == 0 and b in ("stock", "py4jni") else []
             r = run_child(b, a.java_home, log, data, cache)
             results["runs"].setdefault(b, []).append(r)

@@ -40,7 +40,7 @@ import sys
 
 TYPE_CHECKING = False  # typing's constant without importing typing
 if TYPE_CHECKING:
-    from typing import Sequence
+    from typing import Callable, Sequence
 
 # Dynamic archives (ArchiveClassesAtExit) exist from JDK 13.
 MIN_JAVA = 13
@@ -311,35 +311,52 @@ def create_classpath(base: str, java: str, classlist: str, classpath: str,
     """Makes ``<base>.<size>.<crc32>.jsa``, a static archive of the classes named in
     ``classlist`` (``java -Xshare:dump`` on ``classpath`` with ``options``); on failure
     leaves ``<base>.failed`` (with java's output). Removes the list and ``<base>.lock``."""
-    import subprocess
-    import zlib
     os.nice(10)  # a background job: the foreground's sessions go first
     tmp = f"{base}.{os.getpid()}.tmp"
-    try:
-        with open(classlist, "rb+") as f:  # a JVM ended mid-line leaves a partial line
+
+    def whole_lines() -> None:  # a JVM ended mid-line leaves a partial line
+        with open(classlist, "rb+") as f:
             data = f.read()
             if data and not data.endswith(b"\n"):
                 f.truncate(data.rfind(b"\n") + 1)
-        r = subprocess.run([java, "-Xshare:dump", f"-XX:SharedClassListFile={classlist}",
-                            f"-XX:SharedArchiveFile={tmp}", "-cp", classpath, *options],
-                           stdin=subprocess.DEVNULL, capture_output=True, timeout=1800)
+    return _write_archive(base, tmp, ".jsa",
+                          [java, "-Xshare:dump", f"-XX:SharedClassListFile={classlist}",
+                           f"-XX:SharedArchiveFile={tmp}", "-cp", classpath, *options],
+                          1800, (classlist,), whole_lines)
+
+
+def _write_archive(base: str, tmp: str, ext: str, command: Sequence[str], timeout: float,
+                   leftovers: Sequence[str] = (), prepare: Callable[[], None] | None = None
+                   ) -> int:
+    """An archive writer's run: ``prepare()``, then ``command`` (a java writing its
+    archive to ``tmp``); the file is renamed ``<base>.<size>.<crc32><ext>`` when java
+    succeeded and wrote something. Otherwise (or when ``prepare``, java or a file
+    operation fails) leaves ``<base>.failed`` with the reason and java's output, so that
+    later starts do not try again. In every case removes ``tmp``, ``leftovers`` and
+    ``<base>.lock``. Returns 0 when the archive was made, else 1."""
+    import subprocess
+    import zlib
+    try:
+        if prepare is not None:
+            prepare()
+        r = subprocess.run(list(command), stdin=subprocess.DEVNULL, capture_output=True,
+                           timeout=timeout)
+        crc = size = 0
         with open(tmp, "rb") as f:
-            crc = 0
-            size = 0
             while chunk := f.read(1 << 22):
                 crc = zlib.crc32(chunk, crc)
                 size += len(chunk)
         if r.returncode != 0 or not size:
             raise OSError(f"java exited with {r.returncode}: {r.stdout[-4000:]!r} "
                           f"{r.stderr[-4000:]!r}")
-        os.replace(tmp, f"{base}.{size}.{crc:08x}.jsa")
+        os.replace(tmp, f"{base}.{size}.{crc:08x}{ext}")
         return 0
     except (OSError, subprocess.SubprocessError) as exc:
         with open(base + ".failed", "w") as f:
             f.write(f"{exc}\n")
         return 1
     finally:
-        for leftover in (tmp, classlist, base + ".lock"):
+        for leftover in (tmp, *leftovers, base + ".lock"):
             _unlink(leftover)
 
 
@@ -407,31 +424,12 @@ def create(base: str, java: str, helper_jar: str, kind: str = "jsa") -> int:
     (kind "jsa") or ``-XX:AOTCacheOutput`` (kind "aot", JDK 25+) running
     org.py4jni.CdsWarmup on the helper jar; on failure leaves ``<base>.failed`` (with
     java's output) so that later starts do not try again. Removes ``<base>.lock``."""
-    import subprocess
-    import zlib
     tmp = f"{base}.{os.getpid()}.tmp"
-    try:
-        write = ([f"-XX:AOTCacheOutput={tmp}"] if kind == "aot"
-                 else [f"-XX:ArchiveClassesAtExit={tmp}", *QUIET])
-        r = subprocess.run([java, *write,
-                            "-cp", helper_jar, "org.py4jni.CdsWarmup"],
-                           stdin=subprocess.DEVNULL, capture_output=True, timeout=300)
-        with open(tmp, "rb") as f:
-            data = f.read()
-        if r.returncode != 0 or not data:
-            raise OSError(f"java exited with {r.returncode}: {r.stdout!r} {r.stderr!r}")
-        os.replace(tmp, f"{base}.{len(data)}.{zlib.crc32(data):08x}.{kind}")
-        return 0
-    except (OSError, subprocess.SubprocessError) as exc:
-        with open(base + ".failed", "w") as f:
-            f.write(f"{exc}\n")
-        return 1
-    finally:
-        for leftover in (tmp, tmp + ".config", base + ".lock"):  # .config: AOT's own
-            try:
-                os.unlink(leftover)
-            except OSError:
-                pass
+    write = ([f"-XX:AOTCacheOutput={tmp}"] if kind == "aot"
+             else [f"-XX:ArchiveClassesAtExit={tmp}", *QUIET])
+    return _write_archive(base, tmp, "." + kind,
+                          [java, *write, "-cp", helper_jar, "org.py4jni.CdsWarmup"], 300,
+                          (tmp + ".config",))  # .config: the AOT cache's own
 
 
 if __name__ == "__main__" and len(sys.argv) in (5, 6) and sys.argv[1] == "create":

@@ -7,13 +7,23 @@ py4jni's socket mode). A test that applies to one mode only says why with
 
 Run with ``-p no:faulthandler`` (README, "faulthandler / pytest": pytest's faulthandler
 would put its SIGSEGV handler back over HotSpot's). tests/run_all.sh does.
+
+The run owns what it starts: py4jni's class-data-sharing archives (XDG_CACHE_HOME) go
+to a temporary directory of this run, not the user's cache, and every process a test
+starts inherits ``P4J_TEST_RUN=<this run's id>``; at the end of the session the
+processes still carrying it (the archives' background dumps above all, which outlive
+the process whose exit started them) are stopped and the directory is removed.
 """
 from __future__ import annotations
 
 import glob
 import os
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+import time
 from typing import Iterator
 
 import pytest
@@ -41,6 +51,85 @@ def py4j_jar() -> str | None:
 
 
 SUMMARY: list[str] = []  # lines tests add with summary_line(), printed after the run
+
+# What this run owns (set at import, before any test starts a process or a JVM).
+RUN_MARK = "P4J_TEST_RUN"
+RUN_ID = f"{os.getpid()}-{time.time_ns()}"
+CACHE_DIR = tempfile.mkdtemp(prefix="py4jni-test-cache-")
+os.environ["XDG_CACHE_HOME"] = CACHE_DIR
+os.environ[RUN_MARK] = RUN_ID
+
+
+def processes_of_run(run_id: str) -> list[int]:
+    """The live processes (not this one) whose environment says ``P4J_TEST_RUN=run_id``:
+    what a test run with that id started, directly or not."""
+    mark = f"{RUN_MARK}={run_id}".encode() + b"\0"
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as fh:
+                if (b"\0" + fh.read()).find(b"\0" + mark) >= 0 and _alive(int(name)):
+                    found.append(int(name))
+        except OSError:  # gone, or another user's
+            pass
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def command_line(pid: int) -> str:
+    """The command line of ``pid`` ("" when gone)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+
+
+def stop_processes_of_run(run_id: str, grace_s: float = 5.0) -> list[str]:
+    """Ends every process of ``processes_of_run(run_id)``: SIGTERM (and SIGCONT, for a
+    stopped one), SIGKILL for those still alive after ``grace_s``; returns their
+    command lines."""
+    pids = processes_of_run(run_id)
+    stopped = [f"{pid}: {command_line(pid)[:200]}" for pid in pids]
+    for sig in (signal.SIGTERM, signal.SIGCONT):
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+    deadline = time.monotonic() + grace_s
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for pid in pids:
+        if _alive(pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline + 5:
+        time.sleep(0.05)
+    return stopped
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Stops what the run left running and removes its archive directory."""
+    stopped = stop_processes_of_run(RUN_ID)
+    if stopped:
+        summary_line(f"stopped {len(stopped)} process(es) the tests left running "
+                     "(class-data-sharing dumps run on after the process that started them):")
+        for line in stopped:
+            summary_line(f"  {line}")
+    shutil.rmtree(CACHE_DIR, ignore_errors=True)
 
 
 def summary_line(text: str) -> None:
