@@ -64,9 +64,10 @@ int p4jpy_signals_run_handlers(void)
 
 /* ---- Ctrl-C during a socket wait ----------------------------------------------- */
 
-/* The exception a signal handler raised in an abandoned socket wait of this thread, until
- * raised (intr_exc); raised once inside a callback, kept for the waits below it
- * (intr_below). GIL held to touch either. */
+/* Why this thread's socket waits were abandoned (a signal handler's exception, or the
+ * KeyboardInterrupt / SystemExit a pinned-thread callback raised), until raised
+ * (intr_exc); once raised inside a callback, kept for the waits below it (intr_below).
+ * GIL held to touch either. */
 static __thread PyObject *intr_exc;
 static __thread PyObject *intr_below;
 __thread int p4jpy_command_depth;
@@ -137,6 +138,8 @@ int p4jpy_interrupt_raise(void)
         intr_below = NULL;
     if (p4jpy_command_depth > 0) /* the waits below this callback raise it too */
         Py_XSETREF(intr_below, Py_NewRef(exc));
+    else /* the outermost call: nothing waits below */
+        Py_CLEAR(intr_below);
     restore_exc(exc);
     return 1;
 }

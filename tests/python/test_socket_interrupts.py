@@ -88,6 +88,22 @@ CALLS = IMPORTS + textwrap.dedent('''
             print("nested failed", type(exc).__name__, flush=True)
         print("after nested", Math.abs(-9), flush=True)
 
+        class Napper(Sleeper):
+            """An Operator whose apply waits in Python: Ctrl-C lands in the callback."""
+            def apply(self, a, b):
+                time.sleep(60)
+                return a + b
+
+        ready()
+        try:
+            jvm.org.py4jni.fixtures.Callbacks.apply(Napper(), 2, 3)
+            print("callback returned", flush=True)
+        except KeyboardInterrupt:
+            print("callback interrupted", flush=True)
+        except Exception as exc:
+            print("callback failed", type(exc).__name__, flush=True)
+        print("after callback", Math.abs(-11), flush=True)
+
     handled = []
     signal.signal(signal.SIGINT, lambda *a: handled.append(1))  # returns: the wait goes on
     print("quiet", sleep(1500), len(handled), flush=True)
@@ -223,7 +239,8 @@ def test_sigint_ends_a_socket_wait_as_with_py4j(mode: str, py4j_server: int,
     either client; the next calls get their own answers, also while the late answer of an
     interrupted 1.5 s sleep arrives; nothing is resent; a handler that returns leaves the
     sleep to finish. Pinned mode: a wait inside a callback (Java calling a Python
-    Operator that sleeps in Java) ends the call below it too."""
+    Operator that sleeps in Java) ends the call below it too, and so does a Ctrl-C while
+    the callback runs Python code (the main thread's callback raises it)."""
     seen: dict[str, list[str]] = {}
     for impl in ("py4j", "py4jni"):
         ports = [str(py4j_server)] if mode == "gateway" else [str(p) for p in clientservers()]
@@ -236,8 +253,9 @@ def test_sigint_ends_a_socket_wait_as_with_py4j(mode: str, py4j_server: int,
         assert line(lines, "quiet") == "quiet slept 1", (impl, lines)
         if mode == "clientserver":
             assert line(lines, "nested") == "nested interrupted", (impl, lines, err)
-            assert delays[2] < 5.0, (impl, delays)
-            assert line(lines, "after") == "after nested 9", (impl, lines)
+            assert line(lines, "callback") == "callback interrupted", (impl, lines, err)
+            assert max(delays[2:4]) < 5.0, (impl, delays)
+            assert "after nested 9" in lines and "after callback 11" in lines, (impl, lines)
         assert lines[-1] == "done", (impl, lines, err)
         seen[impl] = [text for text in lines if not text.startswith("retried")]
         if impl == "py4jni":
