@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from typing import Any
 
@@ -47,7 +48,7 @@ CALLS = IMPORTS + textwrap.dedent('''
     else:
         gw = ClientServer(JavaParameters(port=port), PythonParameters(port=int(sys.argv[4])))
     jvm = gw.jvm
-    Thread, Math, String = jvm.java.lang.Thread, jvm.java.lang.Math, jvm.java.lang.String
+    Thread, Math, Integer = jvm.java.lang.Thread, jvm.java.lang.Math, jvm.java.lang.Integer
     print("warm", Math.abs(-1), flush=True)
 
     def sleep(ms):
@@ -57,14 +58,17 @@ CALLS = IMPORTS + textwrap.dedent('''
             return "slept"
         except KeyboardInterrupt:
             return "interrupted"
+        except Exception as exc:  # py4j's GatewayClient: its clean-up fails (see the test)
+            cause = " from KeyboardInterrupt" * isinstance(exc.__context__, KeyboardInterrupt)
+            return f"failed {type(exc).__name__}{cause}"
 
     print("first", sleep(60000), flush=True)
-    print("next", Math.abs(-7), String.valueOf("own"), flush=True)
+    print("next", Math.abs(-7), Integer.toHexString(255), flush=True)
     # a short sleep interrupted: its answer comes while the calls below run
     print("second", sleep(1500), flush=True)
     t0, answers = time.monotonic(), set()
     while time.monotonic() - t0 < 2.5:
-        answers.add((Math.abs(-3), String.valueOf("mine")))
+        answers.add((Math.abs(-3), Integer.toHexString(4095)))
     print("later", sorted(answers), flush=True)
 
     class Sleeper:
@@ -173,37 +177,42 @@ RELEASE = IMPORTS + textwrap.dedent('''
 ''')
 
 
-def run_child(code: str, *args: str, timeout: float = 120) -> tuple[list[str], list[float], str]:
+def run_child(code: str, *args: str, timeout: float = 150) -> tuple[list[str], list[float], str]:
     """Runs `code` with `args`; sends SIGINT 0.5 s after each "ready" line. Returns the
-    other stdout lines, how long after each SIGINT the next line came, and stderr."""
+    other stdout lines, how long after each SIGINT the next line came, and stderr. The
+    child is killed after `timeout` s (the lines so far are then in the failure)."""
     env = dict(os.environ, P4J_FIXTURES_JAR=fixtures_jar())
     proc = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
+    errors: list[str] = []
+    reader = threading.Thread(target=lambda: errors.append(proc.stderr.read()), daemon=True)
+    reader.start()
+    killer = threading.Timer(timeout, proc.kill)
+    killer.start()
     lines: list[str] = []
     delays: list[float] = []
     sent = None
-    deadline = time.monotonic() + timeout
     try:
         assert proc.stdout is not None
-        for line in proc.stdout:
+        for text in proc.stdout:
             if sent is not None:
                 delays.append(time.monotonic() - sent)
                 sent = None
-            if line.strip() == "ready":
+            if text.strip() == "ready":
                 time.sleep(0.5)
                 proc.send_signal(signal.SIGINT)
                 sent = time.monotonic()
                 continue
-            lines.append(line.strip())
-            if time.monotonic() > deadline:
-                break
-        proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+            lines.append(text.strip())
+        proc.wait()
+        reader.join()
     finally:
+        killer.cancel()
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    err = proc.stderr.read() if proc.stderr else ""
-    assert proc.returncode == 0, "\n".join(lines) + err
+    err = "".join(errors)
+    assert proc.returncode == 0, "\n".join(lines) + "\n" + err[-4000:]
     return lines, delays, err
 
 
@@ -245,11 +254,16 @@ def test_sigint_ends_a_socket_wait_as_with_py4j(mode: str, py4j_server: int,
     for impl in ("py4j", "py4jni"):
         ports = [str(py4j_server)] if mode == "gateway" else [str(p) for p in clientservers()]
         lines, delays, err = run_child(CALLS, impl, mode, *ports)
-        assert line(lines, "first") == "first interrupted", (impl, lines, err)
+        # py4j's GatewayClient catches the KeyboardInterrupt to clean up and fails there
+        # (it calls shutdown_socket, which only ClientServerConnection has): a deviation
+        # row of the README; its ClientServer raises the KeyboardInterrupt
+        raised = ("failed AttributeError from KeyboardInterrupt"
+                  if (impl, mode) == ("py4j", "gateway") else "interrupted")
+        assert line(lines, "first") == "first " + raised, (impl, lines, err)
         assert delays[0] < 5.0, (impl, delays)  # 60 s when the wait is not interrupted
-        assert line(lines, "next") == "next 7 own", (impl, lines)
-        assert line(lines, "second") == "second interrupted", (impl, lines)
-        assert line(lines, "later") == "later [(3, 'mine')]", (impl, lines)
+        assert line(lines, "next") == "next 7 ff", (impl, lines)
+        assert line(lines, "second") == "second " + raised, (impl, lines)
+        assert line(lines, "later") == "later [(3, 'fff')]", (impl, lines)
         assert line(lines, "quiet") == "quiet slept 1", (impl, lines)
         if mode == "clientserver":
             assert line(lines, "nested") == "nested interrupted", (impl, lines, err)
@@ -257,7 +271,8 @@ def test_sigint_ends_a_socket_wait_as_with_py4j(mode: str, py4j_server: int,
             assert max(delays[2:4]) < 5.0, (impl, delays)
             assert "after nested 9" in lines and "after callback 11" in lines, (impl, lines)
         assert lines[-1] == "done", (impl, lines, err)
-        seen[impl] = [text for text in lines if not text.startswith("retried")]
+        seen[impl] = [text.replace(raised, "interrupted") for text in lines
+                      if not text.startswith("retried")]
         if impl == "py4jni":
             words = line(lines, "retried").split()
             # never resent; the interrupted connections (2, pinned 3) closed
@@ -268,13 +283,14 @@ def test_sigint_ends_a_socket_wait_as_with_py4j(mode: str, py4j_server: int,
 def test_sigint_during_a_release_wait_raises_after_the_del() -> None:
     """A release (`del obj`) waiting for a peer that answers late: py4jni raises the
     handler's KeyboardInterrupt right after the statement, and the next call runs on a new
-    connection. py4j raises it inside the weakref callback of its finalizer, where Python
-    prints it ("Exception ignored") and drops it; its next call opens a new connection
-    too (the abandoned one is not given back)."""
+    connection. py4j's finalizer gets it (py4j logs "KeyboardInterrupt while sending
+    command."), its clean-up fails and the finalizer swallows that: the Ctrl-C is lost (a
+    deviation row of the README); its next call opens a new connection too (the
+    abandoned one is not given back)."""
     lines, delays, err = run_child(RELEASE, "py4jni", "gateway", "0")
     assert lines[:2] == ["release interrupted", "next JavaObject connections 2"], (lines, err)
     assert delays[0] < 5.0, delays
     lines, delays, err = run_child(RELEASE, "py4j", "gateway", "0")
     assert lines[:2] == ["release waited", "next JavaObject connections 2"], (lines, err)
-    assert "Exception ignored" in err and "KeyboardInterrupt" in err, err
+    assert "KeyboardInterrupt while sending command" in err, err
     assert delays[0] < 5.0, delays
