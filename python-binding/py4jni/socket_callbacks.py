@@ -307,14 +307,15 @@ class CallbackConnection:
         (a socket of the server's ``ssl_context``), within the read_timeout or
         HANDSHAKE_TIMEOUT seconds; ``close()`` ends it at once. False (the error sent as
         server_connection_error) when it failed."""
-        sock = self.socket
+        sock: Any = self.socket  # an ssl.SSLSocket here
         read_timeout = self.server.callback_server_parameters.read_timeout
         try:
             sock.settimeout(read_timeout or HANDSHAKE_TIMEOUT)
             sock.do_handshake()
             sock.settimeout(read_timeout or None)
             return True
-        except (OSError, ValueError) as exc:  # ssl.SSLError, a time-out, closed meanwhile
+        except Exception as exc:  # noqa: BLE001 - ssl.SSLError, a time-out; closed
+            # meanwhile: OSError, or AttributeError once close() dropped the TLS object
             if not self.server.is_shutdown:
                 _signal("server_connection_error", self.server, error=exc)
             return False
