@@ -289,8 +289,10 @@ def test_shutdown_is_prompt_with_a_peer_stuck_mid_handshake(
     """A peer that connects to the TLS callback server (GatewayServer mode) or the
     PythonServer (pinned-thread mode) and stalls in the handshake holds up neither Java's
     callbacks on other connections nor the server's shutdown, which closes the stalled
-    connection at once (before: the callback server's accepting thread waited in that
-    handshake for good, and its shutdown with it, as a JDK 26 client once made it)."""
+    connection at once. (Before, the callback server's accepting thread ran the handshake
+    with no time-out, and its shutdown waited for that thread: JDK 26's callback client,
+    when it refuses the server's certificate, leaves its half-made connection open with no
+    alert, so test_java_refuses_the_callback_servers_certificate hung in its clean-up.)"""
     good = client_context(certs["good"]["cert"])
     java: TlsJava = request.getfixturevalue(
         "gateway_server" if server == "callback_server" else "client_server")
