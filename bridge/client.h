@@ -30,6 +30,9 @@ typedef enum p4j_error_kind {
     P4J_ERR_AUTH,    /* authentication refused (Py4JAuthenticationError)          */
     P4J_ERR_MEMORY,  /* out of memory (MemoryError)                                */
     P4J_ERR_CLOSED,  /* the gateway was shut down (Py4JError)                      */
+    P4J_ERR_INTERRUPTED, /* a wait was abandoned because the caller's interrupt check
+                            asked (socket: p4j_socket_client_set_interrupt); the caller
+                            holds the reason (Python: the signal handler's exception) */
 } p4j_error_kind;
 
 /* A captured error. Strings are malloc'd and owned by the error. */
@@ -84,8 +87,12 @@ typedef enum p4j_conn_op {
 /* Runs one command the peer sent on the calling thread's connection (pinned-thread mode):
  * `command` holds its lines (each ending in '\n', the last "e\n"), `len` bytes. Sets
  * *answer to the answer line (malloc'd, *answer_len bytes, ending in '\n') and returns
- * 0, or returns -1 when it has no answer (the transport then answers py4j's "!x").
- * Called on the thread that waits on the connection, with no lock held. */
+ * 0, or returns -1 when it has no answer (the transport then answers py4j's "!x"), or
+ * P4J_COMMAND_ABANDON: no answer, the connection is dropped and the waits below the
+ * command fail with P4J_ERR_INTERRUPTED (the handler's caller holds why: Python's
+ * KeyboardInterrupt or SystemExit). Called on the thread that waits on the connection,
+ * with no lock held. */
+#define P4J_COMMAND_ABANDON (-2)
 typedef int (*p4j_command_fn)(void *ctx, const char *command, size_t len, char **answer,
                               size_t *answer_len);
 

@@ -52,15 +52,6 @@ fi
 (cd "$build" && ctest --output-on-failure -j 1) || status=1
 # test_perf_harness drives perf/bench.py, whose backends (JPype, matplotlib) are
 # installed only in the default leg; PySpark is not installed here (its module skips).
-# The jdk26 preview leg leaves out test_tls.py: in its one run (2026-12-01) a TLS test
-# stopped in its clean-up, waiting for a callback server thread whose TLS handshake with
-# JDK 26's client did not finish (it went on once the Java server was killed); under
-# investigation, JDK 17/21/25 pass it.
-extra=()
-if [ "$name" = jdk26 ]; then
-  echo "   test_tls.py left out on the JDK 26 preview: a TLS handshake with JDK 26 stalled"
-  extra=(--ignore=tests/python/test_tls.py)
-fi
 P4J_CHECK_JNI=1 "$venv/bin/python" -m pytest -p no:faulthandler -p no:cacheprovider -q \
-    --ignore=tests/python/test_perf_harness.py "${extra[@]}" tests/python || status=1
+    --ignore=tests/python/test_perf_harness.py tests/python || status=1
 exit $status

@@ -76,14 +76,15 @@ static p4j_status await_answer(socket_client *sc, conn *cn, size_t *n, bool *ran
  * marked broken. */
 /* py4j's retry (GatewayClient.send_command, JavaClient._should_retry): a command whose
  * send failed, or whose connection the peer closed before any answer, is sent once more
- * on a new connection, when Python opened the connection (not one Java opened to
+ * on a new connection (never one whose wait a signal interrupted), when Python opened the connection (not one Java opened to
  * Python) and, pinned, the command is not nested inside a callback on it and no
  * callback of the peer ran while it waited (`ran`: the command had effects). True when
  * cn now holds a fresh connection (err cleared); false leaves err as it was, except that
  * a failure to open the new connection replaces it (py4j raises that one). */
 static bool reopen_for_retry(socket_client *sc, conn *cn, bool sent, bool ran, p4j_error *err)
 {
-    if (sc->base.closed || cn->served || ran || (cn->pinned && cn->depth > 1) ||
+    if (sc->base.closed || err->kind == P4J_ERR_INTERRUPTED || cn->served || ran ||
+        (cn->pinned && cn->depth > 1) ||
         (sent && !(cn->eof && cn->rlen == 0)))
         return false;
     p4j_error e = {0};
@@ -1157,6 +1158,12 @@ void p4j_socket_client_connections(p4j_client *c, size_t *open, size_t *idle)
     pthread_mutex_unlock(&sc->mu);
 }
 
+
+void p4j_socket_client_set_interrupt(p4j_client *c, p4j_socket_interrupt_fn fn, void *ctx)
+{
+    SC(c)->intr_fn = fn;
+    SC(c)->intr_ctx = ctx;
+}
 
 void p4j_socket_client_counts(p4j_client *c, p4j_socket_counts *out)
 {

@@ -147,6 +147,17 @@ static ssize_t conn_recv(conn *cn, char *p, size_t n)
 
 /* ---- connection I/O ------------------------------------------------------------- */
 
+bool sock_abandon_wait(socket_client *sc, conn *cn, p4j_error *err)
+{
+    if (!sc->intr_fn || !sc->intr_fn(sc->intr_ctx))
+        return false;
+    if (cn)
+        cn->broken = cn->interrupted = true;
+    p4j_error_set(err, P4J_ERR_INTERRUPTED, "interrupted while waiting for the py4j server at %s",
+                  sc->label);
+    return true;
+}
+
 p4j_status sock_send_all(socket_client *sc, conn *cn, const char *p, size_t n,
                            p4j_error *err)
 {
@@ -157,8 +168,11 @@ p4j_status sock_send_all(socket_client *sc, conn *cn, const char *p, size_t n,
             off += (size_t)w;
             continue;
         }
-        if (w < 0 && errno == EINTR)
+        if (w < 0 && errno == EINTR) {
+            if (sock_abandon_wait(sc, cn, err))
+                return P4J_ERROR;
             continue;
+        }
         return io_failed(sc, cn, w < 0 ? errno : EPIPE, "sending to", "sending to",
                          sc->timeout, err);
     }
@@ -198,8 +212,11 @@ p4j_status sock_read_line_at(socket_client *sc, conn *cn, size_t start,
             quickack(cn->fd);
             continue;
         }
-        if (r < 0 && errno == EINTR)
+        if (r < 0 && errno == EINTR) {
+            if (sock_abandon_wait(sc, cn, err))
+                return P4J_ERROR;
             continue;
+        }
         if (r == 0)
             cn->eof = true;
         if (r == 0 && !sc->base.closed) {
@@ -304,9 +321,19 @@ static p4j_status tls_handshake(socket_client *sc, conn *cn, SSL_CTX *ctx, bool 
     }
     set_timeout(cn->fd, SO_RCVTIMEO, limit);
     set_timeout(cn->fd, SO_SNDTIMEO, limit);
-    p4j_ossl.ERR_clear_error();
-    errno = 0;
-    int rc = server ? p4j_ossl.SSL_accept(cn->ssl) : p4j_ossl.SSL_connect(cn->ssl);
+    int rc;
+    for (;;) { /* a signal interrupts a blocking handshake with WANT_READ/WRITE and EINTR */
+        p4j_ossl.ERR_clear_error();
+        errno = 0;
+        rc = server ? p4j_ossl.SSL_accept(cn->ssl) : p4j_ossl.SSL_connect(cn->ssl);
+        if (rc == 1 || errno != EINTR)
+            break;
+        int why = p4j_ossl.SSL_get_error(cn->ssl, rc);
+        if (why != P4J_SSL_ERROR_WANT_READ && why != P4J_SSL_ERROR_WANT_WRITE)
+            break;
+        if (sock_abandon_wait(sc, cn, err))
+            return P4J_ERROR;
+    }
     set_timeout(cn->fd, SO_RCVTIMEO, after > 0 ? after : 0);
     set_timeout(cn->fd, SO_SNDTIMEO, sc->timeout > 0 ? sc->timeout : 0);
     if (rc == 1)
@@ -347,9 +374,12 @@ p4j_status sock_conn_open(socket_client *sc, conn **out, p4j_error *err)
         double limit = sc->timeout > 0 ? sc->timeout : CONNECT_TIMEOUT_S;
         struct pollfd pf = {.fd = cn->fd, .events = POLLOUT};
         int pr;
-        do
-            pr = poll(&pf, 1, (int)(limit * 1000.0));
-        while (pr < 0 && errno == EINTR);
+        while ((pr = poll(&pf, 1, (int)(limit * 1000.0))) < 0 && errno == EINTR) {
+            if (sock_abandon_wait(sc, NULL, err)) {
+                sock_conn_free(cn);
+                return P4J_ERROR;
+            }
+        }
         if (pr == 0) {
             sock_conn_free(cn);
             return p4j_error_set(err, P4J_ERR_NETWORK,
@@ -405,6 +435,8 @@ p4j_status sock_conn_open(socket_client *sc, conn **out, p4j_error *err)
         if (sock_send_all(sc, cn, b->data, b->len, err) != P4J_OK ||
             sock_read_line(sc, cn, t, &n, err) != P4J_OK) {
             sock_conn_free(cn);
+            if (err->kind == P4J_ERR_INTERRUPTED)
+                return P4J_ERROR;
             return p4j_error_set(err, P4J_ERR_AUTH,
                                  "authentication with the py4j server at %s failed: %s",
                                  sc->label, err->message ? err->message : "no answer");

@@ -52,6 +52,7 @@ typedef struct conn {
     bool held;              /* pooled: taken out of the pool by the caller
                                (P4J_CONN_TAKE), not in use by a call        */
     uint64_t id;            /* names its socket (idle_list), under sc->mu    */
+    bool interrupted;       /* a wait on it was abandoned (sc->intr_fn)     */
     struct conn *next_idle;
     struct conn *prev, *next; /* every open connection (for shutdown)       */
 } conn;
@@ -90,6 +91,8 @@ typedef struct socket_client {
     char *tls_host;        /* the server's name (SNI) or address, or NULL          */
     bool tls_check_host;   /* its certificate must match tls_host                  */
     SSL_CTX *tls_serve;    /* TLS for connections served (ops->serve), or NULL     */
+    p4j_socket_interrupt_fn intr_fn; /* asked when a signal interrupts a wait, or NULL */
+    void *intr_ctx;
 
     pthread_mutex_t mu;
     conn *idle;
@@ -127,6 +130,10 @@ static inline void value_drop(p4j_value *v)
 
 /* Fills err with P4J_ERR_CLOSED ("the gateway was shut down"); returns P4J_ERROR. */
 p4j_status sock_closed_error(p4j_error *err);
+/* Whether a wait that a signal interrupted goes on (false) or is abandoned (true: the
+ * client's interrupt check asked); abandoning marks cn broken and interrupted (cn may
+ * be NULL: a connection not made yet) and fills err with P4J_ERR_INTERRUPTED. */
+bool sock_abandon_wait(socket_client *sc, conn *cn, p4j_error *err);
 /* Sends n bytes on cn (TLS when cn->ssl); marks cn broken on failure. */
 p4j_status sock_send_all(socket_client *sc, conn *cn, const char *p, size_t n, p4j_error *err);
 /* Reads until the buffer holds a whole line starting at offset `start`; *linelen excludes

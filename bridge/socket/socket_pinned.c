@@ -279,10 +279,19 @@ p4j_status sock_run_peer_command(socket_client *sc, conn *cn, size_t first, doub
     size_t alen = 0;
     int rc = sc->cmd_fn ? sc->cmd_fn(sc->cmd_ctx, text, len, &answer, &alen) : -1;
     free(text);
+    if (rc == P4J_COMMAND_ABANDON) { /* not answered: the waits below it end too */
+        free(answer);
+        cn->broken = cn->interrupted = true;
+        return p4j_error_set(err, P4J_ERR_INTERRUPTED, "a callback from the py4j peer at %s "
+                             "ended the calls waiting below it", sc->label);
+    }
     if (cn->broken) { /* a command the handler sent on this connection failed */
         free(answer);
         if (sc->base.closed)
             return sock_closed_error(err);
+        if (cn->interrupted) /* its wait was abandoned: so is the wait below it */
+            return p4j_error_set(err, P4J_ERR_INTERRUPTED, "interrupted while waiting for "
+                                 "the py4j peer at %s during a callback", sc->label);
         return p4j_error_set(err, P4J_ERR_NETWORK,
                              "the connection to the py4j peer at %s failed during a callback",
                              sc->label);

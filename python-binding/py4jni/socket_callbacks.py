@@ -55,8 +55,11 @@ the client's ``command_hook`` (``command_hook`` below), which runs it with ``exe
 the same code the callback server's connections use.
 
 *Threads.* One daemon thread accepts; each Java connection is served by a daemon thread
-of its own (py4j's Java side opens one connection per concurrent callback), so a
-callback may call Java, which may call back into Python on another connection, to any
+of its own (py4j's Java side opens one connection per concurrent callback), which also
+runs its TLS handshake (py4j runs it on the accepting thread), within the read_timeout
+or 30 s, so that a peer stalled mid-handshake holds up neither other connections nor
+``shutdown()``, which closes every connection, handshaking ones included. A callback
+may call Java, which may call back into Python on another connection, to any
 depth. py4jni's callback server never keeps the process alive (``daemonize`` and
 ``daemonize_connections`` are accepted and ignored). What an answer refers to (the
 arguments, the result, Java objects made to convert it) is released once the next answer
@@ -86,6 +89,8 @@ GATEWAY_SERVER_OBJECT_ID = "GATEWAY_SERVER"
 _SUCCESS = b"!y\n"       # py4j's answer to `g`
 _VOID = b"!yv\n"         # py4j's answer to a good auth token
 _ERROR_NULL = b"!xn\n"   # py4j's answer to a bad token or an unknown command
+HANDSHAKE_TIMEOUT = 30.0  # seconds a TLS handshake of an accepted connection may take
+                          # when no read_timeout is set (the C transport's bound too)
 
 # Proxy numbers are unique in the process, not per gateway as in py4j: a GatewayServer
 # outlives the gateways that used it, and its stale proxies' `g` commands reach the
@@ -182,7 +187,7 @@ def _error_answer(client: Any, exc: BaseException, propagate: bool, keep: list[A
 
 
 def _invoke(client: Any, obj: Any, method: str, parts: list[bytes], propagate: bool,
-            keep: list[Any]) -> bytes:
+            keep: list[Any], abandon: bool = False) -> bytes:
     """Runs one ``c`` command and returns its answer. The arguments, the result and
     what converting it made are appended to ``keep``: Java objects among them must
     outlive the answer (Java resolves the ids of an answer after reading it)."""
@@ -197,6 +202,8 @@ def _invoke(client: Any, obj: Any, method: str, parts: list[bytes], propagate: b
             fn = fallback(obj) if fallback else getattr(obj, method)  # AttributeError
         result = fn(*args)
     except BaseException as exc:  # noqa: BLE001 - Java waits for an answer in any case
+        if abandon and isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise  # not answered: the call waiting below raises it (see command_hook)
         return _error_answer(client, exc, propagate, keep)
     keep.append(result)
     try:
@@ -208,17 +215,20 @@ def _invoke(client: Any, obj: Any, method: str, parts: list[bytes], propagate: b
 
 
 def execute(client: Any, pool: PythonProxyPool, propagate: bool, lines: list[bytes],
-            keep: list[Any]) -> bytes:
+            keep: list[Any], abandon: bool = False) -> bytes:
     """Runs one command Java sent to Python and returns its answer line: ``lines`` are
     the command's lines (each ending in ``\n``, the last ``e``). ``c`` calls a proxy
     (see _invoke, which appends to ``keep`` what must outlive the answer), ``g`` releases
-    one Java proxy of an object; anything else answers py4j's error. Shared by the
-    callback server's connections and py4j's pinned-thread mode (py4jni.clientserver)."""
+    one Java proxy of an object; anything else answers py4j's error. With ``abandon`` a
+    KeyboardInterrupt or SystemExit of the callback is raised instead of answered. Shared
+    by the callback server's connections and py4j's pinned-thread mode
+    (py4jni.clientserver)."""
     command = lines[0] if lines else b""
     if command == b"c\n" and len(lines) >= 4:
         pid = lines[1][:-1].decode("utf-8")
         method = lines[2][:-1].decode("utf-8", "surrogatepass")
-        return _invoke(client, pool.dict.get(pid), method, lines[3:-1], propagate, keep)
+        return _invoke(client, pool.dict.get(pid), method, lines[3:-1], propagate, keep,
+                       abandon)
     if command == b"g\n" and len(lines) >= 3:
         pool.release(lines[1][:-1].decode("utf-8"))
         return _SUCCESS
@@ -229,7 +239,9 @@ def command_hook(client: Any, pool: PythonProxyPool, params: Any) -> Callable[[b
     """A pinned-thread client's ``command_hook``: runs a command Java sent on the calling
     thread's connection (the C client hands over its whole text). What an answer refers
     to is kept per thread until that thread's next answer (a thread's connection is its
-    own)."""
+    own). A KeyboardInterrupt or SystemExit the callback raises (Ctrl-C reaches the main
+    thread's callbacks; ``sys.exit``) is not answered, as in py4j: it ends the calls
+    waiting below it on the thread, which raise it, and the connection is dropped."""
     client_ref = weakref.ref(client)
     propagate = bool(params.propagate_java_exceptions)
     local = threading.local()
@@ -240,7 +252,7 @@ def command_hook(client: Any, pool: PythonProxyPool, params: Any) -> Callable[[b
             return b"!xsthe py4jni gateway of this connection is gone\n"
         lines = [line + b"\n" for line in command.split(b"\n")[:-1]]
         kept: list[Any] = []
-        answer = execute(client, pool, propagate, lines, kept)
+        answer = execute(client, pool, propagate, lines, kept, abandon=True)
         local.keep = kept  # the previous answer's objects go (Java has read it)
         return answer
 
@@ -292,10 +304,33 @@ class CallbackConnection:
         if self._stopped.acquire(blocking=False):
             _signal("server_connection_stopped", self.server, connection=self)
 
+    def _handshake(self) -> bool:
+        """The server side of a TLS handshake the accepting thread left to this thread
+        (a socket of the server's ``ssl_context``), within the read_timeout or
+        HANDSHAKE_TIMEOUT seconds; ``close()`` ends it at once. False (the error sent as
+        server_connection_error) when it failed."""
+        sock: Any = self.socket  # an ssl.SSLSocket here
+        read_timeout = self.server.callback_server_parameters.read_timeout
+        try:
+            sock.settimeout(read_timeout or HANDSHAKE_TIMEOUT)
+            sock.do_handshake()
+            sock.settimeout(read_timeout or None)
+            return True
+        except Exception as exc:  # noqa: BLE001 - ssl.SSLError, a time-out; closed
+            # meanwhile: OSError, or AttributeError once close() dropped the TLS object
+            if not self.server.is_shutdown:
+                _signal("server_connection_error", self.server, error=exc)
+            return False
+
     def run(self) -> None:
         server = self.server
         sock = self.socket
         if sock is None:  # closed before it was served
+            return
+        if server.ssl_context is not None and server._tls_in_python and not self._handshake():
+            self._signal_stopped()
+            sock.close()
+            self.socket = None  # py4j's: an ended connection has no socket
             return
         rfile = sock.makefile("rb")
         readline = rfile.readline
@@ -450,12 +485,10 @@ class CallbackServer:
             if read_timeout:
                 conn.settimeout(read_timeout)
             if self.ssl_context is not None and self._tls_in_python:
-                try:  # py4j's: the server-side handshake on the accepting thread
-                    conn = self.ssl_context.wrap_socket(conn, server_side=True)
-                except OSError as exc:  # ssl.SSLError: e.g. Java refused our certificate
-                    conn.close()
-                    _signal("server_connection_error", self, error=exc)
-                    continue
+                # the handshake runs on the connection's thread (CallbackConnection.run),
+                # bounded, so a peer stalled in it never holds up accepting or shutdown
+                conn = self.ssl_context.wrap_socket(conn, server_side=True,
+                                                    do_handshake_on_connect=False)
             self._accepted += 1
             connection = self._create_connection(conn, None)
             with self.lock:

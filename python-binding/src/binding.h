@@ -261,6 +261,27 @@ int p4jpy_signals_run_handlers(void);
 /* Adds the module functions _signals_install and _signal_changed. 0 or -1. */
 int p4jpy_signals_init(PyObject *module);
 
+/* ---- Ctrl-C during a socket wait (py_signals.c; socket_transport.h) ---- */
+
+/* A socket client's interrupt check (p4j_socket_interrupt_fn), on a wait a signal
+ * interrupted: takes the GIL and runs the pending Python signal handlers (on the main
+ * thread; elsewhere nothing runs). When one raised, its exception is kept for this
+ * thread and 1 returned: the wait is abandoned and the operation fails with
+ * P4J_ERR_INTERRUPTED, whose raise (p4jpy_interrupt_raise) is that exception; should the
+ * operation's caller swallow the failure (a release in a destructor), a pending call
+ * raises it at the main thread's next bytecode. 0 resumes the wait. */
+int p4jpy_socket_interrupted(void *ctx);
+/* Keeps the current exception (a KeyboardInterrupt or SystemExit a pinned-thread
+ * callback raised) as the reason of the P4J_ERR_INTERRUPTED failures it causes; clears
+ * it. GIL held. */
+void p4jpy_interrupt_keep(void);
+/* Raises the exception behind a P4J_ERR_INTERRUPTED failure of this thread and returns
+ * 1, or returns 0 when there is none. GIL held. */
+int p4jpy_interrupt_raise(void);
+/* Callbacks running on this thread's pinned connection (p4jpy_run_command): a wait
+ * abandoned inside one abandons the waits below it too, which raise the same exception. */
+extern __thread int p4jpy_command_depth;
+
 /* Registers the function `def` describes (static storage) with Python's atexit.
  * 0 or -1 with an exception. */
 int p4j_atexit_register(PyMethodDef *def);

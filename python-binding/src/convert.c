@@ -571,6 +571,10 @@ static PyObject *raise_java(ClientObject *cl, PyObject *jexc, const char *target
 PyObject *p4j_raise_call(ClientObject *cl, p4j_error *err, const char *target,
                          const char *name)
 {
+    if (err->kind == P4J_ERR_INTERRUPTED && p4jpy_interrupt_raise()) { /* Ctrl-C: a socket */
+        p4j_error_clear(cl->c, err);       /* wait abandoned, the handler's exception */
+        return NULL;
+    }
     if (p4jpy_signals_run_handlers() < 0) { /* Ctrl-C during the call: KeyboardInterrupt */
         p4j_error_clear(cl->c, err); /* (the Java exception the interrupt caused) */
         return NULL;

@@ -62,6 +62,88 @@ int p4jpy_signals_run_handlers(void)
     return PyErr_CheckSignals();
 }
 
+/* ---- Ctrl-C during a socket wait ----------------------------------------------- */
+
+/* Why this thread's socket waits were abandoned (a signal handler's exception, or the
+ * KeyboardInterrupt / SystemExit a pinned-thread callback raised), until raised
+ * (intr_exc); once raised inside a callback, kept for the waits below it (intr_below).
+ * GIL held to touch either. */
+static __thread PyObject *intr_exc;
+static __thread PyObject *intr_below;
+__thread int p4jpy_command_depth;
+
+/* Restores exception `exc` (stolen) as the current one. */
+static void restore_exc(PyObject *exc)
+{
+    PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(exc)), exc, PyException_GetTraceback(exc));
+}
+
+/* A pending call (main thread): raises the kept exception nobody raised yet. */
+static int raise_kept(void *arg)
+{
+    (void)arg;
+    PyObject *exc = intr_exc;
+    if (!exc)
+        return 0;
+    intr_exc = NULL;
+    restore_exc(exc);
+    return -1;
+}
+
+void p4jpy_interrupt_keep(void)
+{
+    PyObject *xt, *xv, *xtb;
+    PyErr_Fetch(&xt, &xv, &xtb);
+    PyErr_NormalizeException(&xt, &xv, &xtb);
+    if (xv && xtb)
+        PyException_SetTraceback(xv, xtb);
+    Py_XDECREF(xt);
+    Py_XDECREF(xtb);
+    if (!xv)
+        return;
+    bool queued = intr_exc != NULL;
+    Py_XSETREF(intr_exc, xv);
+    if (!queued) /* raised by whoever waits below, else at the next bytecode */
+        Py_AddPendingCall(raise_kept, NULL);
+}
+
+int p4jpy_socket_interrupted(void *ctx)
+{
+    (void)ctx;
+    p4j_gil g;
+    if (p4j_python_enter(&g) < 0)
+        return 0; /* Python is exiting: no handler runs any more */
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb); /* a release from a destructor may run while one unwinds */
+    int stop = 0;
+    int rc = __atomic_load_n(&main_known, __ATOMIC_ACQUIRE) ? p4jpy_signals_run_handlers()
+                                                            : PyErr_CheckSignals();
+    if (rc < 0) {
+        p4jpy_interrupt_keep();
+        stop = intr_exc != NULL;
+    }
+    PyErr_Restore(et, ev, tb);
+    p4j_python_leave(&g);
+    return stop;
+}
+
+int p4jpy_interrupt_raise(void)
+{
+    PyObject *exc = intr_exc ? intr_exc : intr_below; /* owned by its slot */
+    if (!exc)
+        return 0;
+    if (exc == intr_exc)
+        intr_exc = NULL;
+    else
+        intr_below = NULL;
+    if (p4jpy_command_depth > 0) /* the waits below this callback raise it too */
+        Py_XSETREF(intr_below, Py_NewRef(exc));
+    else /* the outermost call: nothing waits below */
+        Py_CLEAR(intr_below);
+    restore_exc(exc);
+    return 1;
+}
+
 /* Records `ident` as the main thread's (once; 0: unknown yet). */
 static void main_is(unsigned long ident)
 {

@@ -65,7 +65,9 @@ int p4jpy_run_command(void *ctx, const char *command, size_t len, char **answer,
     PyGILState_STATE g = PyGILState_Ensure(); /* a Python thread waiting in a call */
     PyObject *hook = Py_NewRef(cl->command_hook);
     if (hook != Py_None) {
+        p4jpy_command_depth++;
         PyObject *r = PyObject_CallFunction(hook, "y#", command, (Py_ssize_t)len);
+        p4jpy_command_depth--;
         if (r && PyBytes_Check(r)) {
             size_t n = (size_t)PyBytes_GET_SIZE(r);
             if ((*answer = malloc(n ? n : 1))) {
@@ -78,8 +80,13 @@ int p4jpy_run_command(void *ctx, const char *command, size_t len, char **answer,
                          Py_TYPE(r)->tp_name);
         }
         Py_XDECREF(r);
-        if (PyErr_Occurred()) /* Java gets py4j's error answer */
+        if (PyErr_Occurred() && (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt) ||
+                                 PyErr_ExceptionMatches(PyExc_SystemExit))) {
+            p4jpy_interrupt_keep(); /* raised by the call waiting below, as in py4j */
+            rc = P4J_COMMAND_ABANDON;
+        } else if (PyErr_Occurred()) { /* Java gets py4j's error answer */
             PyErr_WriteUnraisable(hook);
+        }
     }
     Py_DECREF(hook);
     PyGILState_Release(g);

@@ -2,6 +2,7 @@
  * file of the binding that names a transport's constructor. */
 #include <Python.h>
 
+#include "binding.h"
 #include "transport.h"
 
 #include "inproc.h"
@@ -38,6 +39,8 @@ p4j_status p4jpy_transport_new(const p4jpy_transport_spec *spec, p4j_client **ou
         if (st == P4J_OK) {
             (*out)->unlock = gil_release_if_held;
             (*out)->relock = gil_retake;
+            /* Ctrl-C abandons a wait, as it ends py4j's socket read */
+            p4j_socket_client_set_interrupt(*out, p4jpy_socket_interrupted, NULL);
         }
         return st;
     }

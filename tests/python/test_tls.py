@@ -8,8 +8,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import socket
 import ssl
 import subprocess
+import threading
+import time
 from typing import Any, Iterator
 
 import pytest
@@ -247,6 +250,78 @@ def test_clientserver_untrusted_server(client_server: TlsJava,
     client_server.closers.append(cs.shutdown)
     with pytest.raises(Py4JNetworkError, match="certificate verify failed"):
         cs.entry_point.hello("x")
+
+
+def _stuck_peer(port: int, how: str) -> socket.socket:
+    """A TCP peer of a TLS server that stops mid-handshake: "silent" sends nothing,
+    "client_hello" sends its ClientHello and then neither reads nor answers."""
+    sock = socket.create_connection(("127.0.0.1", port))
+    if how == "client_hello":
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+        tls = ctx.wrap_bio(incoming, outgoing, server_hostname="localhost")
+        with pytest.raises(ssl.SSLWantReadError):
+            tls.do_handshake()
+        sock.sendall(outgoing.read())
+    return sock
+
+
+def _closed_by_server(sock: socket.socket, seconds: float) -> bool:
+    """Whether the server closes `sock` within `seconds` (what it sent is read first)."""
+    sock.settimeout(seconds)
+    try:
+        while sock.recv(65536):
+            pass
+        return True
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+
+
+@pytest.mark.parametrize("how", ["silent", "client_hello"])
+@pytest.mark.parametrize("server", ["callback_server", "python_server"])
+def test_shutdown_is_prompt_with_a_peer_stuck_mid_handshake(
+        server: str, how: str, request: pytest.FixtureRequest,
+        certs: dict[str, dict[str, str]]) -> None:
+    """A peer that connects to the TLS callback server (GatewayServer mode) or the
+    PythonServer (pinned-thread mode) and stalls in the handshake holds up neither Java's
+    callbacks on other connections nor the server's shutdown, which closes the stalled
+    connection at once. (Before, the callback server's accepting thread ran the handshake
+    with no time-out, and its shutdown waited for that thread: JDK 26's callback client,
+    when it refuses the server's certificate, leaves its half-made connection open with no
+    alert, so test_java_refuses_the_callback_servers_certificate hung in its clean-up.)"""
+    good = client_context(certs["good"]["cert"])
+    java: TlsJava = request.getfixturevalue(
+        "gateway_server" if server == "callback_server" else "client_server")
+    adder = Adder()
+    if server == "callback_server":
+        gw: Any = tls_gateway(java, good, server_context(certs["good"]))
+        # Java's callback client may keep a connection to an earlier test's server (closed
+        # by its shutdown, which a reused connection reads as a null answer): a new one
+        jserver = gw.java_gateway_server
+        jserver.resetCallbackClient(jserver.getPythonAddress(), java.python_port)
+        stuck = _stuck_peer(java.python_port, how)
+        assert gw.entry_point.apply(adder, 2, 3) == 5
+    else:
+        gw = ClientServer(
+            JavaParameters(address="localhost", port=java.port, ssl_context=good,
+                           read_timeout=20),
+            PythonParameters(port=java.python_port, ssl_context=server_context(certs["good"])))
+        java.closers.append(gw.shutdown)
+        stuck = _stuck_peer(java.python_port, how)
+        assert gw.entry_point.applyOnThread(adder, 6, 7) == 13
+    with stuck:
+        stopper = threading.Thread(target=gw.shutdown_callback_server, daemon=True)
+        started = time.monotonic()
+        stopper.start()
+        stopper.join(10)
+        assert not stopper.is_alive(), "the server's shutdown waits on the stalled handshake"
+        assert time.monotonic() - started < 5.0
+        assert _closed_by_server(stuck, 5.0), "the stalled connection is still open"
+    assert adder.calls == 1
 
 
 def test_contexts_that_cannot_be_honoured_are_refused(

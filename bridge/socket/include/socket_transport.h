@@ -64,6 +64,19 @@ p4j_status p4j_socket_client_set_tls(p4j_client *c, struct ssl_ctx_st *ctx, cons
                                      bool check_host, struct ssl_ctx_st *serve_ctx,
                                      p4j_error *err);
 
+/* Asked on the waiting thread, with no lock held, when a signal interrupts one of the
+ * client's waits for its peer (a read, a send, a connect, a TLS handshake): nonzero
+ * abandons the exchange (see p4j_socket_client_set_interrupt), 0 resumes the wait. */
+typedef int (*p4j_socket_interrupt_fn)(void *ctx);
+
+/* Installs `fn` (NULL: signals never end a wait) for `c` (made by a constructor of this
+ * file; call before its first operation). An abandoned exchange fails with
+ * P4J_ERR_INTERRUPTED and its connection is closed, never reused: an answer that comes
+ * later is never read as another command's. Not resent (py4j's retry is for broken
+ * connections); in pinned-thread mode every use of that thread's connection fails, the
+ * ones waiting below a callback with P4J_ERR_INTERRUPTED too. */
+void p4j_socket_client_set_interrupt(p4j_client *c, p4j_socket_interrupt_fn fn, void *ctx);
+
 /* What a socket client's connections did since it was made (py4j's counts of the same
  * events): connections opened to the server or served for it, connections closed, and
  * commands resent once on a fresh connection after a pooled one turned out broken. */
