@@ -6,6 +6,7 @@ lookups (counted on the wire through a relay), ``_auto_field``, ``get_java_class
 ``launch_gateway(die_on_exit=True)`` then ``shutdown()``."""
 from __future__ import annotations
 
+import contextlib
 import gc
 import socket
 import threading
@@ -446,33 +447,29 @@ def test_finalizer_registry_after_collection_as_py4j(gateway, theirs):
     assert deltas == [0, 0]
 
 
-def test_java_retries_a_callback_connection_python_timed_out(gateway, theirs):
-    """py4j's read_timeout on a callback connection closes it with a RST, so Java's next
-    callback fails on write and its callback client retries on a new connection."""
-    import time
-
+@contextlib.contextmanager
+def _callback_servers_timing_out(gateway, theirs, read_timeout: float = 0.25):
+    """py4jni's client and py4j's (``theirs``) on ``gateway``'s GatewayServer, each with a
+    callback server of ``read_timeout``: iterating what it yields starts each in turn and
+    points Java's callback client at it; on leaving, both are shut down and Java is pointed
+    back at ``gateway``'s callback server."""
     from py4j.java_gateway import CallbackServerParameters as Py4jCallbackParameters
 
     from py4jni import CallbackServerParameters, JavaGateway
     ours = JavaGateway(
         gateway_parameters=GatewayParameters(port=gateway.gateway_parameters.port),
-        callback_server_parameters=CallbackServerParameters(port=0, read_timeout=0.25))
-    theirs.start_callback_server(Py4jCallbackParameters(port=0, read_timeout=0.25))
-    outcomes = []
-    try:
+        callback_server_parameters=CallbackServerParameters(port=0, read_timeout=read_timeout))
+    theirs.start_callback_server(Py4jCallbackParameters(port=0, read_timeout=read_timeout))
+
+    def each():
         for gw in (ours, theirs):
             gw.start_callback_server()
             gw.java_gateway_server.resetCallbackClient(
                 gw.java_gateway_server.getCallbackClient().getAddress(),
                 gw.get_callback_server().get_listening_port())
-            calc = gw.jvm.org.py4jni.fixtures.Callbacks
-            seen = [calc.apply(Adder(), 1, 2)]
-            first = list(gw.get_callback_server().connections)
-            time.sleep(0.6)  # Python's side of the connection times out
-            seen.append(calc.apply(Adder(), 3, 4))  # Java retries: no error
-            later = list(gw.get_callback_server().connections)
-            seen.append(any(c not in first for c in later))  # a new one (py4j: a WeakSet)
-            outcomes.append(seen)
+            yield gw
+    try:
+        yield each()
     finally:
         theirs.shutdown_callback_server()
         ours.shutdown_callback_server()
@@ -481,6 +478,24 @@ def test_java_retries_a_callback_connection_python_timed_out(gateway, theirs):
             gateway.java_gateway_server.resetCallbackClient(
                 gateway.java_gateway_server.getCallbackClient().getAddress(),
                 gateway.get_callback_server().get_listening_port())
+
+
+def test_java_retries_a_callback_connection_python_timed_out(gateway, theirs):
+    """py4j's read_timeout on a callback connection closes it with a RST, so Java's next
+    callback fails on write and its callback client retries on a new connection."""
+    import time
+
+    outcomes = []
+    with _callback_servers_timing_out(gateway, theirs) as gateways:
+        for gw in gateways:
+            calc = gw.jvm.org.py4jni.fixtures.Callbacks
+            seen = [calc.apply(Adder(), 1, 2)]
+            first = list(gw.get_callback_server().connections)
+            time.sleep(0.6)  # Python's side of the connection times out
+            seen.append(calc.apply(Adder(), 3, 4))  # Java retries: no error
+            later = list(gw.get_callback_server().connections)
+            seen.append(any(c not in first for c in later))  # a new one (py4j: a WeakSet)
+            outcomes.append(seen)
     assert outcomes[0] == outcomes[1] == [3, 7, True]
 
 
@@ -569,20 +584,9 @@ def test_ended_callback_connection_leaves_the_weakset_as_py4j(gateway, theirs):
     import time
     import weakref
 
-    from py4j.java_gateway import CallbackServerParameters as Py4jCallbackParameters
-
-    from py4jni import CallbackServerParameters, JavaGateway
-    ours = JavaGateway(
-        gateway_parameters=GatewayParameters(port=gateway.gateway_parameters.port),
-        callback_server_parameters=CallbackServerParameters(port=0, read_timeout=0.25))
-    theirs.start_callback_server(Py4jCallbackParameters(port=0, read_timeout=0.25))
     outcomes = []
-    try:
-        for gw in (ours, theirs):
-            gw.start_callback_server()
-            gw.java_gateway_server.resetCallbackClient(
-                gw.java_gateway_server.getCallbackClient().getAddress(),
-                gw.get_callback_server().get_listening_port())
+    with _callback_servers_timing_out(gateway, theirs) as gateways:
+        for gw in gateways:
             connections = gw.get_callback_server().connections
             seen: list[object] = [isinstance(connections, weakref.WeakSet)]
             gc.collect()
@@ -606,12 +610,4 @@ def test_ended_callback_connection_leaves_the_weakset_as_py4j(gateway, theirs):
             finally:
                 gc.enable()
             outcomes.append(seen)
-    finally:
-        theirs.shutdown_callback_server()
-        ours.shutdown_callback_server()
-        ours.close()
-        if gateway.get_callback_server() is not None:
-            gateway.java_gateway_server.resetCallbackClient(
-                gateway.java_gateway_server.getCallbackClient().getAddress(),
-                gateway.get_callback_server().get_listening_port())
     assert outcomes[0] == outcomes[1] == [True, 3, 1, [True], 7, 1, 1]
