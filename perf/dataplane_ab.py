@@ -32,15 +32,7 @@ import os
 import sys
 import time
 
-
-def cpu(spark) -> float:
-    c = time.process_time()
-    proc = getattr(spark.sparkContext._gateway, "proc", None)
-    if proc is not None:
-        with open(f"/proc/{proc.pid}/stat") as fh:
-            f = fh.read().rsplit(")", 1)[1].split()
-        c += sum(int(x) for x in f[11:15]) / os.sysconf("SC_CLK_TCK")
-    return c
+from spark_phases import _cpu as cpu  # the driver's CPU seconds, both ways
 
 
 def scala_object(jvm, fqn):

@@ -382,75 +382,10 @@ def test_launch_die_on_exit_then_shutdown():
                 gw.java_process.wait()
 
 
-# -- Python proxies in py4j's pool, py4j.finalizer's registry ------------------------------
-
-def test_proxy_pool_counts_as_py4j(gateway, theirs):
-    """The same Python object passed twice is two pool entries; the pool empties as
-    Java's GC releases the proxies (each sends py4j's ``g``)."""
-    from py4j.java_gateway import CallbackServerParameters as Py4jCallbackParameters
-    ours = _ours(gateway)
-    theirs.start_callback_server(Py4jCallbackParameters(port=0))
-    counts = []
-    try:
-        for gw in (ours, theirs):
-            gw.java_gateway_server.resetCallbackClient(
-                gw.java_gateway_server.getCallbackClient().getAddress(),
-                gw.get_callback_server().get_listening_port())
-            fx = gw.jvm.org.py4jni.fixtures.CallbackFixtures
-            pool = gw.gateway_property.pool
-            start = len(pool)
-            op = Adder()
-            fx.hold(op)
-            fx.twiceInList(op)  # a second Java proxy of the same object
-            seen = [len(pool) - start]
-            fx.drop()
-            del op
-            for _ in range(200):  # Java's GC finalizes the proxies; each sends `g`
-                gc.collect()
-                fx.gc()
-                if len(pool) == start:
-                    break
-            seen.append(len(pool) - start)
-            counts.append(seen)
-    finally:
-        theirs.shutdown_callback_server()
-        ours.shutdown_callback_server()
-        ours.close()
-        if gateway.get_callback_server() is not None:
-            gateway.java_gateway_server.resetCallbackClient(
-                gateway.java_gateway_server.getCallbackClient().getAddress(),
-                gateway.get_callback_server().get_listening_port())
-    assert counts[0] == counts[1] == [2, 0]
-
-
-def test_finalizer_registry_after_collection_as_py4j(gateway, theirs):
-    """py4j registers a finalizer per JavaObject in ThreadSafeFinalizer (py4jni's objects
-    need none: README); after gc.collect() both registries are back where they were."""
-    from py4j.finalizer import ThreadSafeFinalizer as Theirs
-
-    from py4jni.finalizer import ThreadSafeFinalizer as Ours
-    deltas = []
-    for gw, registry in ((gateway, Ours), (theirs, Theirs)):
-        gc.collect()
-        start = len(registry.finalizers)
-
-        def make(gw=gw):
-            sb = gw.jvm.java.lang.StringBuffer()
-            sb.append("Hello World")
-            sb2 = gw.jvm.java.lang.StringBuffer()
-            sb2.append("Hello World")
-            return sb.toString() + sb2.toString()
-
-        assert make() == "Hello World" * 2
-        gc.collect()
-        deltas.append(len(registry.finalizers) - start)
-    assert deltas == [0, 0]
-
-
 @contextlib.contextmanager
-def _callback_servers_timing_out(gateway, theirs, read_timeout: float = 0.25):
+def _both_callback_servers(gateway, theirs, read_timeout: float | None = None):
     """py4jni's client and py4j's (``theirs``) on ``gateway``'s GatewayServer, each with a
-    callback server of ``read_timeout``: iterating what it yields starts each in turn and
+    callback server (of ``read_timeout``): iterating what it yields starts each in turn and
     points Java's callback client at it; on leaving, both are shut down and Java is pointed
     back at ``gateway``'s callback server."""
     from py4j.java_gateway import CallbackServerParameters as Py4jCallbackParameters
@@ -480,13 +415,64 @@ def _callback_servers_timing_out(gateway, theirs, read_timeout: float = 0.25):
                 gateway.get_callback_server().get_listening_port())
 
 
+# -- Python proxies in py4j's pool, py4j.finalizer's registry ------------------------------
+
+def test_proxy_pool_counts_as_py4j(gateway, theirs):
+    """The same Python object passed twice is two pool entries; the pool empties as
+    Java's GC releases the proxies (each sends py4j's ``g``)."""
+    counts = []
+    with _both_callback_servers(gateway, theirs) as gateways:
+        for gw in gateways:
+            fx = gw.jvm.org.py4jni.fixtures.CallbackFixtures
+            pool = gw.gateway_property.pool
+            start = len(pool)
+            op = Adder()
+            fx.hold(op)
+            fx.twiceInList(op)  # a second Java proxy of the same object
+            seen = [len(pool) - start]
+            fx.drop()
+            del op
+            for _ in range(200):  # Java's GC finalizes the proxies; each sends `g`
+                gc.collect()
+                fx.gc()
+                if len(pool) == start:
+                    break
+            seen.append(len(pool) - start)
+            counts.append(seen)
+    assert counts[0] == counts[1] == [2, 0]
+
+
+def test_finalizer_registry_after_collection_as_py4j(gateway, theirs):
+    """py4j registers a finalizer per JavaObject in ThreadSafeFinalizer (py4jni's objects
+    need none: README); after gc.collect() both registries are back where they were."""
+    from py4j.finalizer import ThreadSafeFinalizer as Theirs
+
+    from py4jni.finalizer import ThreadSafeFinalizer as Ours
+    deltas = []
+    for gw, registry in ((gateway, Ours), (theirs, Theirs)):
+        gc.collect()
+        start = len(registry.finalizers)
+
+        def make(gw=gw):
+            sb = gw.jvm.java.lang.StringBuffer()
+            sb.append("Hello World")
+            sb2 = gw.jvm.java.lang.StringBuffer()
+            sb2.append("Hello World")
+            return sb.toString() + sb2.toString()
+
+        assert make() == "Hello World" * 2
+        gc.collect()
+        deltas.append(len(registry.finalizers) - start)
+    assert deltas == [0, 0]
+
+
 def test_java_retries_a_callback_connection_python_timed_out(gateway, theirs):
     """py4j's read_timeout on a callback connection closes it with a RST, so Java's next
     callback fails on write and its callback client retries on a new connection."""
     import time
 
     outcomes = []
-    with _callback_servers_timing_out(gateway, theirs) as gateways:
+    with _both_callback_servers(gateway, theirs, read_timeout=0.25) as gateways:
         for gw in gateways:
             calc = gw.jvm.org.py4jni.fixtures.Callbacks
             seen = [calc.apply(Adder(), 1, 2)]
@@ -585,7 +571,7 @@ def test_ended_callback_connection_leaves_the_weakset_as_py4j(gateway, theirs):
     import weakref
 
     outcomes = []
-    with _callback_servers_timing_out(gateway, theirs) as gateways:
+    with _both_callback_servers(gateway, theirs, read_timeout=0.25) as gateways:
         for gw in gateways:
             connections = gw.get_callback_server().connections
             seen: list[object] = [isinstance(connections, weakref.WeakSet)]
