@@ -23,7 +23,7 @@ REPO_DIR = os.path.dirname(PERF_DIR)
 IN_TREE_PY4JNI = os.path.join(REPO_DIR, "build", "python")
 
 # JVM options of the embedded JVMs the suite starts itself (JPype; the floor adds the
-# same). -Xrs: the JVM leaves SIGINT to Python (README, "Ctrl-C").
+# same). -Xrs: the JVM leaves SIGINT to Python (docs/guide.md, "Ctrl-C").
 EMBEDDED_JVM_OPTIONS = ["-Xrs"]
 
 

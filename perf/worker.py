@@ -2,7 +2,7 @@
 the coordinator (perf/bench.py) over a multiprocessing pipe.
 
 Started with multiprocessing's *spawn* method (never fork: a forked child has no JVM,
-README "How it behaves"). Protocol, one dict per message:
+docs/guide.md). Protocol, one dict per message:
   coordinator -> worker   {"cmd": "run", "scenario": id, "units": n}
                           {"cmd": "mem", "objects": n}
                           {"cmd": "quit"}

@@ -2,9 +2,10 @@
 """Checks that every repository file path named in a comment exists.
 
 Scans the comments of the tracked C, Java, Python, shell and CMake files (C and Java
-block and line comments; Python, shell and CMake ``#`` comments and Python docstrings)
-for paths such as ``jni/inproc.c`` or ``py4jni/callbacks.py`` and reports those that
-name no file or folder. A path resolves against the repository root, the commenting
+block and line comments; Python, shell and CMake ``#`` comments and Python docstrings),
+and the whole text of the documentation pages (README.md, docs/, perf/README.md), for
+paths such as ``jni/inproc.c`` or ``py4jni/callbacks.py`` and reports those that name
+no file or folder. A path resolves against the repository root, the commenting
 file's folder, or python-binding/ (``py4jni/java_gateway.py``, ``src/module.c``). Exit status 1 when any
 path is missing. Run by tests/run_all.sh.
 """
@@ -17,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 # A path: one or more folders, then a file name with a source extension.
-PATH_RE = re.compile(r"(?<![\w./-])((?:[\w.-]+/)+[\w.-]+\.(?:c|h|py|java|sh|cmake|md|toml|txt))\b")
+PATH_RE = re.compile(r"(?<![\w./$-])((?:[\w.-]+/)+[\w.-]+\.(?:c|h|py|java|sh|cmake|md|toml|txt))\b")
 C_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 HASH_COMMENT = re.compile(r"#[^\n]*")
 DOCSTRING = re.compile(r'"""(.*?)"""|\'\'\'(.*?)\'\'\'', re.S)
@@ -25,8 +26,16 @@ KINDS = {".c": "c", ".h": "c", ".java": "c", ".py": "py", ".sh": "hash", ".cmake
          ".txt": "hash"}
 
 
-def comments(path: Path, text: str) -> list[str]:
-    """The comment text of a file, by its kind."""
+def is_doc_page(rel: str) -> bool:
+    """True for the Markdown pages written for readers (not the generated reports)."""
+    return rel in ("README.md", "perf/README.md") or (rel.startswith("docs/")
+                                                      and rel.endswith(".md"))
+
+
+def comments(path: Path, text: str, rel: str = "") -> list[str]:
+    """The comment text of a file, by its kind (all of a documentation page's text)."""
+    if is_doc_page(rel):
+        return [text]
     kind = KINDS.get(path.suffix)
     if path.name == "CMakeLists.txt":
         kind = "hash"
@@ -63,7 +72,7 @@ def main(root: Path = ROOT) -> int:
             text = path.read_text(encoding="utf-8")
         except (UnicodeDecodeError, OSError):
             continue
-        for comment in comments(path, text):
+        for comment in comments(path, text, rel):
             for name in PATH_RE.findall(comment):
                 if "://" in comment and ("//" + name) in comment:
                     continue  # part of a URL

@@ -2,7 +2,8 @@
 # Runs every py4jni test from a fresh machine: sets the machine up (tests/setup_env.sh),
 # checks that the paths comments name exist (tests/check_comment_paths.py), type-checks
 # the package (mypy --strict, pyproject.toml's [tool.mypy]) and its extension's stubs
-# against the built extension (stubtest), then the CMocka suites and the Java self-test
+# against the built extension (stubtest), builds the documentation (docs/, Sphinx with
+# warnings as errors, into build/docs), then the CMocka suites and the Java self-test
 # (ctest), a short libFuzzer run of the socket codec's answer decoder, the in-process
 # pytest suite under ASan+UBSan (tests/run_sanitizers.sh), then the pytest suites in both
 # transports. Arguments go to the last pytest.
@@ -30,6 +31,9 @@ stubtest() (
 )
 p4j_step "types: stubtest of _py4jni.pyi against the built extension" stubtest \
   || failed+=(stubtest)
+p4j_step "docs: docs/ built into build/docs (warnings are errors: a broken link fails)" \
+  "$P4J_VENV/bin/python" -m sphinx -W --keep-going -n -q -b html docs "$P4J_BUILD/docs" \
+  || failed+=(docs)
 ctest_run() ( cd "$P4J_BUILD" && ctest --output-on-failure -j 1 )
 p4j_step_shown "ctest (CMocka, Java self-test)" ctest_run || failed+=(ctest)
 p4j_step "fuzz: py4j answer decoder (libFuzzer, ASan+UBSan, 20 s)" \

@@ -101,8 +101,8 @@ if [ ! -f "$BUILD/build.ninja" ]; then
 fi
 p4j_step "setup: building $BUILD (ninja; first time: a few minutes)" ninja -C "$BUILD" -j 2 \
   || p4j_step "setup: building $BUILD again with one job" ninja -C "$BUILD" -j 1 || exit 1
-# The venv imports this build when no py4jni is installed in it (README, "The two
-# commands"): a .pth line comes after site-packages, so a py4jni that pip installed there
+# The venv imports this build when no py4jni is installed in it (docs/development.md,
+# "The two commands"): a .pth line comes after site-packages, so a py4jni that pip installed there
 # (perf/run.sh) comes first. The tests put the build first themselves (PYTHONPATH).
 # Only the repository's own venv: a venv shared with other checkouts (P4J_VENV_DIR
 # elsewhere) is left as it is.

@@ -9,7 +9,7 @@ Socket mode (a GatewayServer, or a ClientServer's JavaServer in pinned-thread mo
 keeps py4j's meaning: ``send_command`` sends py4j's command text on the C client's
 connection (in pinned-thread mode the calling thread's own, so Java's callbacks that
 arrive meanwhile run on this thread) and returns the answer without its ``!``.
-In-process there is no wire protocol; README's "Deviations from py4j" lists what each
+In-process there is no wire protocol; docs/deviations.md lists what each
 method does there.
 """
 from __future__ import annotations
@@ -51,8 +51,8 @@ def send_command(client: Any, command: str, retry: bool = True, binary: bool = F
     if not _speaks_py4j(client):
         raise Py4JError("py4jni: in-process there is no py4j wire protocol, so "
                         "send_command has no command text to send; use JavaObject, "
-                        "JavaClass and the gateway's methods (the README's 'Deviations "
-                        "from py4j' table)")
+                        "JavaClass and the gateway's methods (docs/deviations.md: "
+                        "'Deviations from py4j')")
     if client.closed:
         raise Py4JNetworkError("Gateway is not connected.")
     if binary:

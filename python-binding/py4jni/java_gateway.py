@@ -769,7 +769,7 @@ def _set_tls(client: Any, params: Any, serve_params: Any = None,
     ``check_hostname`` says so, as py4j's ``wrap_socket(server_hostname=address)``), and
     ``serve_params.ssl_context`` for the connections it serves (pinned-thread mode). The
     C transport runs TLS with the contexts' own OpenSSL settings; a context it cannot
-    honour raises Py4JError (see README, "TLS")."""
+    honour raises Py4JError (see docs/guide.md, "TLS")."""
     context = getattr(params, "ssl_context", None)
     serve = getattr(serve_params, "ssl_context", None)
     if context is None and serve is None:

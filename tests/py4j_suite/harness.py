@@ -234,7 +234,7 @@ def java_below(root: int) -> list[int]:
     return found
 
 
-# Failures where py4jni differs from py4j on purpose: test id prefix -> the README's
+# Failures where py4jni differs from py4j on purpose: test id prefix -> docs/deviations.md's
 # "Deviations from py4j" row. Counted apart from the failures (and listed).
 DEVIATIONS = {
     "inproc": {
@@ -301,7 +301,7 @@ def summarize(mode: str, junit: str, leaks_file: str) -> str:
              f"{len(failed)} failed, {len(differ)} differ on purpose (with them: "
              f"{len(passed)} of {total}, {pct_all:.1f}%), {len(skipped)} not applicable"]
     lines += [f"  FAIL {tid}: {msg}" for tid, msg in sorted(failed)]
-    lines += [f"  DEVIATION {tid}: README row: {row}" for tid, row in sorted(differ)]
+    lines += [f"  DEVIATION {tid}: deviation row: {row}" for tid, row in sorted(differ)]
     reasons: dict[str, int] = {}
     for _, msg in skipped:
         reasons[msg] = reasons.get(msg, 0) + 1

@@ -5,7 +5,7 @@ and "socket" (py4j's own GatewayServer started for the session, reached through
 py4jni's socket mode). A test that applies to one mode only says why with
 ``pytest.mark.inproc_only(reason)`` or ``socket_only(reason)``.
 
-Run with ``-p no:faulthandler`` (README, "faulthandler / pytest": pytest's faulthandler
+Run with ``-p no:faulthandler`` (docs/guide.md, "faulthandler and pytest": pytest's faulthandler
 would put its SIGSEGV handler back over HotSpot's). tests/run_all.sh does.
 
 The run owns what it starts: py4jni's class-data-sharing archives (XDG_CACHE_HOME) go

@@ -7,8 +7,8 @@ BigInteger/BigDecimal, collections and streams, NIO files, concurrency utilities
 UUID/Base64/MessageDigest/CRC32) runs in-process and through py4j's PyPI client against
 py4j's GatewayServer (the session's server, started by conftest with the fixtures jar).
 Each outcome is reduced to a comparable value (the result, or the Java exception class);
-any difference must be explained by a row of DEVIATIONS, which mirrors the README table
-"Deviations from py4j", and a row that explains nothing fails too. The same corpus runs
+any difference must be explained by a row of DEVIATIONS, which mirrors the table of
+docs/deviations.md, and a row that explains nothing fails too. The same corpus runs
 again in-process from a Java thread calling back into Python that calls Java.
 """
 from __future__ import annotations
@@ -821,7 +821,7 @@ def _plain(r: Any) -> tuple:
     return ("JavaObject", r.getClass().getName(), _plain(r.toString())[1])
 
 
-# --- documented deviations (README: "Deviations from py4j") ----------------------------------
+# --- documented deviations (docs/deviations.md) ----------------------------------
 
 _PY4J_CLASS = re.compile(r"^py4j\.")
 

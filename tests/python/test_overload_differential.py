@@ -4,8 +4,8 @@ A matrix of argument kinds x overload sets (JDK methods and the Differential fix
 runs each call in-process and through py4j's PyPI client against py4j's GatewayServer
 (the session's server, started by conftest with the fixtures jar). Each outcome is
 reduced to a comparable value (the result, or the exception class); any difference
-must be explained by a row of DEVIATIONS, which mirrors the README table "Deviations
-from py4j". A row that no longer explains any difference fails too, so the table
+must be explained by a row of DEVIATIONS, which mirrors the table of
+docs/deviations.md. A row that no longer explains any difference fails too, so the table
 cannot rot.
 """
 from __future__ import annotations
@@ -179,7 +179,7 @@ def _plain(r: Any) -> tuple:
 _IDENTITY_HASH = re.compile(r"@[0-9a-f]{1,8}\b")
 
 
-# --- documented deviations (README: "Deviations from py4j") ---------------------------------
+# --- documented deviations (docs/deviations.md) ---------------------------------
 
 def _char_from_charsequence(call: str, arg: str, ours: tuple, theirs: tuple) -> bool:
     """py4j passes a CharSequence JavaObject's first character to char/Character (and

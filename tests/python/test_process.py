@@ -1,5 +1,5 @@
 """Process-level behaviour of the embedded JVM, each in a fresh interpreter:
-start-up errors, fork, Ctrl-C, JVM options (README, "How it behaves")."""
+start-up errors, fork, Ctrl-C, JVM options (docs/guide.md)."""
 from __future__ import annotations
 
 import os

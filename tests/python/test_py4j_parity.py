@@ -444,7 +444,7 @@ def test_proxy_pool_counts_as_py4j(gateway, theirs):
 
 def test_finalizer_registry_after_collection_as_py4j(gateway, theirs):
     """py4j registers a finalizer per JavaObject in ThreadSafeFinalizer (py4jni's objects
-    need none: README); after gc.collect() both registries are back where they were."""
+    need none: docs/deviations.md); after gc.collect() both registries are back where they were."""
     from py4j.finalizer import ThreadSafeFinalizer as Theirs
 
     from py4jni.finalizer import ThreadSafeFinalizer as Ours

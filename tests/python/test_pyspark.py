@@ -118,8 +118,8 @@ def test_broadcast_and_ml_pipeline(res):
 def test_gateway_shutdown_then_calls_raise_py4jerror(runs, mode):
     assert ok(runs[mode]["results"], "gateway_shutdown") == {"after_shutdown": "Py4JError",
                                                               "py4j_error": True}
-    # py4j's ClientServer lets the refused reconnection's OSError out (the README's
-    # deviations table)
+    # py4j's ClientServer lets the refused reconnection's OSError out (a row of
+    # docs/deviations.md)
     assert runs["stock"]["results"]["gateway_shutdown"] == {
         "after_shutdown": "ConnectionRefusedError", "py4j_error": False}
 

@@ -256,7 +256,7 @@ def test_sigint_ends_a_socket_wait_as_with_py4j(mode: str, py4j_server: int,
         lines, delays, err = run_child(CALLS, impl, mode, *ports)
         # py4j's GatewayClient catches the KeyboardInterrupt to clean up and fails there
         # (it calls shutdown_socket, which only ClientServerConnection has): a deviation
-        # row of the README; its ClientServer raises the KeyboardInterrupt
+        # row of docs/deviations.md; its ClientServer raises the KeyboardInterrupt
         raised = ("failed AttributeError from KeyboardInterrupt"
                   if (impl, mode) == ("py4j", "gateway") else "interrupted")
         assert line(lines, "first") == "first " + raised, (impl, lines, err)
@@ -285,7 +285,7 @@ def test_sigint_during_a_release_wait_raises_after_the_del() -> None:
     handler's KeyboardInterrupt right after the statement, and the next call runs on a new
     connection. py4j's finalizer gets it (py4j logs "KeyboardInterrupt while sending
     command."), its clean-up fails and the finalizer swallows that: the Ctrl-C is lost (a
-    deviation row of the README); its next call opens a new connection too (the
+    row of docs/deviations.md); its next call opens a new connection too (the
     abandoned one is not given back)."""
     lines, delays, err = run_child(RELEASE, "py4jni", "gateway", "0")
     assert lines[:2] == ["release interrupted", "next JavaObject connections 2"], (lines, err)

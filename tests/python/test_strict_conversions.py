@@ -7,7 +7,7 @@ import pytest
 from py4jni import Py4JError, set_field
 
 CHAR_DEVIATION = ("py4j's server passes a CharSequence's first character to a char "
-                  "parameter; py4jni does not (README: Deviations from py4j)")
+                  "parameter; py4jni does not (docs/deviations.md)")
 
 
 @pytest.mark.inproc_only(CHAR_DEVIATION)

@@ -185,7 +185,7 @@ final class OverloadResolver {
             // Only a Python str (its box String) becomes a char, its first character, as
             // in py4j. A JavaObject never does, even a CharSequence (py4j would pass its
             // first character: sb.append(otherBuilder) appending one letter). Deliberate
-            // deviation, README "Deviations from py4j".
+            // deviation, docs/deviations.md.
             return arg == String.class ? 1 : NOT_APPLICABLE;
         }
         if (param == boolean.class && arg == Boolean.class) {
