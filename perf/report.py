@@ -45,7 +45,7 @@ BYTES = {"1k": 1024, "16k": 16384, "256k": 262144, "1M": 1 << 20, "16M": 16 << 2
 # The C/JNI floor's rows (perf/floor.c), in report order.
 FLOOR_ROWS = (["M1", "M2a", "M2b", "M4"] + [f"LAT-{n}" for n in (16, 256, 4096, 16384, 65536)]
               + [f"X7-{k}" for k in BYTES] + [f"X8-{k}" for k in BYTES])
-# Targets of "distance to the floor" (issue 14): py4jni's median <= factor x the floor's.
+# Targets of "distance to the floor": py4jni's median <= factor x the floor's.
 FLOOR_TARGETS = {"M1": 1.5, "M1-bound": 1.5, "M2a": 2.0, "M2b": 2.0, "M4": 2.0,
                  "LAT-65536": 1.2}
 MEM_TOLERANCE = 16 * 2**20  # RSS growth still counted as "where it started"
@@ -298,7 +298,7 @@ def targets(view):
     def view_recv():
         a, j = med("ARR-1M-recv-view", P), med("ARR-1M-recv", J)
         return a / j <= 0.5, (f"{fmt_time(a)} vs JPype's copy {fmt_time(j)}: {fmt_ratio(a / j)}")
-    add("ARR-1M-recv-view (zero-copy) <= 0.5 x JPype's ARR-1M-recv (issue 14)",
+    add("ARR-1M-recv-view (zero-copy) <= 0.5 x JPype's ARR-1M-recv",
         [("ARR-1M-recv-view", P), ("ARR-1M-recv", J)], view_recv)
     add("X5 <= 5 us per error", [("X5", P)],
         lambda: (med("X5", P) <= 5e-6, fmt_time(med("X5", P)) + " per error"))
@@ -554,7 +554,7 @@ def write_report(results, out, charts):
         w("\n## Distance to the floor\n\n")
         w("Each py4jni figure as a multiple of the same work done from C through JNI alone "
           "(perf/floor.c, FLOOR below; M1-bound against M1's floor), JPype's beside it; "
-          "targets from issue 14. COLD-full against the phases no bridge avoids (python "
+          "targets in the last column. COLD-full against the phases no bridge avoids (python "
           "start + JNI_CreateJavaVM, from the breakdown in the cold-start section).\n\n")
         w(_table(["scenario", "C/JNI floor", "py4jni", "py4jni / floor", "JPype / floor",
                   "target"], dist))

@@ -1,5 +1,5 @@
-/* python-binding/src/convert.c - Python objects <-> p4j_value (section 2 of the
- * semantics page). Strings pass in the form CPython holds them; bytes by pointer. */
+/* python-binding/src/convert.c - Python objects <-> p4j_value (py4j's conversion
+ * rules). Strings pass in the form CPython holds them; bytes by pointer. */
 #include <string.h>
 
 #include "binding.h"

@@ -1,4 +1,4 @@
-"""Java calls Python: py4j-style proxies (issues 4 and 5).
+"""Java calls Python: py4j-style proxies.
 
 Fixtures: org.py4jni.fixtures.CallbackFixtures (tests/java), plus Callbacks/Operator.
 Tests taking `gw`, `fx` or `cb` run in both modes (in-process, and socket mode through

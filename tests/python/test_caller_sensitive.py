@@ -5,7 +5,7 @@ call from a thread with no Java frame has none, so in-process they failed (NPE,
 IllegalCallerException, the boot loader) where py4j's server, which calls through
 Method.invoke from its own classes, succeeds. py4jni calls exactly these methods through
 org.py4jni.CallerFrame (a class of its helper jar on the application class loader):
-one test per call of the table of issue 18, then the paths a call can take (static,
+one test per caller-sensitive call that py4j's server answers, then the paths a call can take (static,
 instance, primitive results, exceptions, cached call sites, other Python threads, a Java
 thread calling back into Python) and that other methods keep the direct JNI call.
 tests/python/test_library_differential.py compares a wider corpus with py4j's server.

@@ -1,4 +1,4 @@
-"""py4j's public client methods on ``gateway._gateway_client`` (issue 10): send_command,
+"""py4j's public client methods on ``gateway._gateway_client``: send_command,
 garbage_collect_object, shutdown_gateway, close, in both transports; socket mode is
 compared with py4j's own GatewayClient on the same GatewayServer. (Pinned-thread mode:
 tests/python/test_clientserver_socket.py.)"""

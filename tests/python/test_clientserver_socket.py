@@ -1,4 +1,4 @@
-"""py4j's pinned-thread socket mode (issue 10): py4jni's ClientServer against py4j's own
+"""py4j's pinned-thread socket mode: py4jni's ClientServer against py4j's own
 Java ``py4j.ClientServer`` (tests/java/org/py4jni/fixtures/clientserver/, a JVM per
 test). Each Python thread has its own connection; a callback Java makes on it runs on the
 Python thread that waits there, to any depth; Java threads of their own reach Python's

@@ -1,5 +1,5 @@
-"""JavaList, JavaSet, JavaMap, JavaIterator and the converters (section 4 of the
-semantics page), against real Java collections.
+"""JavaList, JavaSet, JavaMap, JavaIterator and the converters (py4j's
+java_collections module), against real Java collections.
 
 Every test runs in each transport and, in-process, twice: with the transport's bulk
 operations (batched iteration, one-call conversion) and with them turned off, so the

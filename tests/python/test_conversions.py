@@ -1,4 +1,4 @@
-"""Python <-> Java conversions (section 2 of the semantics page)."""
+"""Python <-> Java conversions, py4j's rules (docs/guide.md, "Values and objects")."""
 from __future__ import annotations
 
 import math

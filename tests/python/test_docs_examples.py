@@ -151,10 +151,10 @@ def test_the_pages_build_strictly(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("link, builds", [
-    ("[a heading](other.md#a-heading), [a file](../tests/real.py)", True),
+    ("[a heading](other.md#a-heading), [a file](../tests/real.dat)", True),
     ("[a page that is not there](nowhere.md)", False),
     ("[a heading that is not there](other.md#no-such-heading)", False),
-    ("[a file that is not there](../tests/no_such_file.py)", False),
+    ("[a file that is not there](../tests/no_such_file.dat)", False),
 ])
 def test_a_broken_reference_fails_the_build(link: str, builds: bool, tmp_path: Path) -> None:
     # The pages' own configuration, on two small pages: one link each time.
@@ -164,6 +164,6 @@ def test_a_broken_reference_fails_the_build(link: str, builds: bool, tmp_path: P
     (src / "other.md").write_text("# Other\n\n## A heading\n\ntext\n")
     (src / "index.md").write_text(f"# t\n\n```{{toctree}}\nother\n```\n\n{link}\n")
     (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "real.py").write_text("x = 1\n")
+    (tmp_path / "tests" / "real.dat").write_text("x = 1\n")
     r = _sphinx(src, tmp_path / "html")
     assert (r.returncode == 0) == builds, r.stdout + r.stderr

@@ -1,5 +1,5 @@
 """The py4j API surface of the gateway: views, packages, classes, members, fields,
-entry points, help/dir, detach, shutdown (section 1 of the semantics page)."""
+entry points, help/dir, detach, shutdown."""
 from __future__ import annotations
 
 import pytest

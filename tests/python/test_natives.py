@@ -1,4 +1,4 @@
-"""Python-implemented Java `native` methods: gateway.register_natives (issue 4).
+"""Python-implemented Java `native` methods: gateway.register_natives.
 
 Fixtures: org.py4jni.fixtures.NativeCodec and NativeShutdown (tests/java). Bindings
 last for the process, so every test registers what it calls (re-registering replaces).

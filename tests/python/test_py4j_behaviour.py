@@ -1,4 +1,4 @@
-"""py4j behaviours of section 2 of issue 10, in both transports: auto_field, dir()
+"""py4j behaviours beyond calls and conversions, in both transports: auto_field, dir()
 and __doc__ as py4j gives them."""
 from __future__ import annotations
 

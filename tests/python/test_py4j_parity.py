@@ -1,6 +1,6 @@
-"""py4j behaviours of issue 20 in both transports; socket mode is compared with py4j's
-own client (py4j 0.10.9.9) on the same GatewayServer: JavaGateway's client and
-callback-server methods, attributes set from Python on a JavaObject, auto_field's
+"""py4j behaviours of the client and its servers in both transports; socket mode is
+compared with py4j's own client (py4j 0.10.9.9) on the same GatewayServer: JavaGateway's
+client and callback-server methods, attributes set from Python on a JavaObject, auto_field's
 lookups (counted on the wire through a relay), ``_auto_field``, ``get_java_class``,
 ``dir()`` with called names, ``help()`` of a member, names holding NUL, error messages,
 ``launch_gateway(die_on_exit=True)`` then ``shutdown()``."""

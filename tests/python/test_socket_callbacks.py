@@ -1,5 +1,5 @@
-"""Callbacks in socket mode: py4j's callback protocol against py4j's own GatewayServer
-(issue 5). test_callbacks.py runs the callback behaviour both modes share; this file
+"""Callbacks in socket mode: py4j's callback protocol against py4j's own GatewayServer.
+test_callbacks.py runs the callback behaviour both modes share; this file
 covers what is socket mode's own: the callback server (on demand, ephemeral ports,
 resetCallbackClient, shutdown), proxy ids and their release on Java's `g`, py4j's
 conversions of return values, the wire protocol itself, threads and nesting.

@@ -1,4 +1,4 @@
-"""Conversions check what they convert (issue 9): a JavaObject never becomes a char or a
+"""Conversions check what they convert: a JavaObject never becomes a char or a
 Character, even a CharSequence; set_field errors name Python and Java types."""
 from __future__ import annotations
 
