@@ -59,7 +59,7 @@ fi
 stamp="$VENV/.requirements.sha"
 want=$(sha256sum "$REQS" | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  p4j_step "setup: Python packages of ${REQS#"$P4J_ROOT"/} (first time: a minute or two)" \
+  p4j_step "setup: Python packages of ${REQS#"$P4J_ROOT"/} ($(p4j_first_time "$stamp" "a minute or two"))" \
     "$VENV/bin/pip" install --disable-pip-version-check -r "$REQS" || exit 1
   echo "$want" > "$stamp"
 fi
@@ -67,7 +67,7 @@ fi
 if [ -z "${P4J_NO_PYSPARK:-}" ]; then
   want=$(sha256sum "$P4J_ROOT/tests/requirements-pyspark.txt" | cut -d' ' -f1)
   if [ "$(cat "$VENV/.requirements-pyspark.sha" 2>/dev/null)" != "$want" ]; then
-    p4j_step "setup: PySpark (tests/requirements-pyspark.txt; ~500 MB, first time: minutes)" \
+    p4j_step "setup: PySpark (tests/requirements-pyspark.txt; $(p4j_first_time "$VENV/.requirements-pyspark.sha" "~500 MB, minutes"))" \
       "$VENV/bin/pip" install --disable-pip-version-check \
         -r "$P4J_ROOT/tests/requirements-pyspark.txt" || exit 1
     echo "$want" > "$VENV/.requirements-pyspark.sha"
@@ -85,7 +85,7 @@ if [ -z "${P4J_NO_PYFLINK:-}" ]; then
     if [ ! -x "$PYFLINK_VENV/bin/python" ]; then
       p4j_step "setup: creating $PYFLINK_VENV" "$PY" -m venv "$PYFLINK_VENV" || exit 1
     fi
-    p4j_step "setup: PyFlink (tests/requirements-pyflink.txt; ~850 MB, first time: a minute or more)" \
+    p4j_step "setup: PyFlink (tests/requirements-pyflink.txt; $(p4j_first_time "$PYFLINK_VENV/.requirements-pyflink.sha" "~850 MB, a minute or more"))" \
       "$PYFLINK_VENV/bin/pip" install --disable-pip-version-check \
         -r "$P4J_ROOT/tests/requirements-pyflink.txt" || exit 1
     echo "$want" > "$PYFLINK_VENV/.requirements-pyflink.sha"
@@ -94,12 +94,14 @@ if [ -z "${P4J_NO_PYFLINK:-}" ]; then
 fi
 
 BUILD="${P4J_BUILD_DIR:-$P4J_ROOT/build}"
+what="what changed since the last build"
 if [ ! -f "$BUILD/build.ninja" ]; then
   p4j_step "setup: configuring the CMake build in $BUILD" \
     cmake -S "$P4J_ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
           -DPython_EXECUTABLE="$VENV/bin/python" || exit 1
+  what="the first build: a few minutes"
 fi
-p4j_step "setup: building $BUILD (ninja; first time: a few minutes)" ninja -C "$BUILD" -j 2 \
+p4j_step "setup: building $BUILD (ninja; $what)" ninja -C "$BUILD" -j 2 \
   || p4j_step "setup: building $BUILD again with one job" ninja -C "$BUILD" -j 1 || exit 1
 # The venv imports this build when no py4jni is installed in it (docs/development.md,
 # "The two commands"): a .pth line comes after site-packages, so a py4jni that pip installed there

@@ -19,6 +19,12 @@ p4j_elapsed() {
   if [ "$s" -ge 60 ]; then printf '%dm%02ds' $((s / 60)) $((s % 60)); else printf '%d s' "$s"; fi
 }
 
+# p4j_first_time STAMP COST: what an install step will do, for its line: "first install:
+# COST" when the stamp file STAMP of an earlier install is missing, else "what changed".
+p4j_first_time() {
+  if [ -e "$1" ]; then echo "what changed"; else echo "first install: $2"; fi
+}
+
 # p4j_step WHAT CMD [ARGS...]: runs CMD with stdout and stderr appended to $P4J_LOG, and
 # prints "WHAT ... ok (12 s)" (one line); on failure "FAILED" with the log's last 25
 # lines. Returns CMD's status.

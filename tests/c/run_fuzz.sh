@@ -1,14 +1,15 @@
 #!/bin/sh
 # tests/c/run_fuzz.sh - builds the libFuzzer target for the py4j answer decoder with
 # clang (ASan + UBSan) and runs it for a short while from an empty corpus.
-#   usage: tests/c/run_fuzz.sh [seconds]      (default 20; FUZZ_OUT=dir for the build)
+#   usage: tests/c/run_fuzz.sh [seconds]      (default 20; FUZZ_OUT=dir for the build,
+#          default fuzz/ in the CMake build directory, $P4J_BUILD or build/)
 # Exits non-zero when the fuzzer finds a crash, leak or UB (the reproducer is left
-# in the build directory).
+# in that directory, with the corpus the runs grew).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 secs=${1:-20}
-out=${FUZZ_OUT:-${TMPDIR:-/tmp}/p4j-fuzz}
+out=${FUZZ_OUT:-${P4J_BUILD:-$root/build}/fuzz}
 cc=${CLANG:-clang}
 if ! command -v "$cc" >/dev/null 2>&1; then
     echo "run_fuzz.sh: $cc not found (apt-get install clang)" >&2

@@ -824,7 +824,7 @@ static void test_server_not_running(void **state)
                                   &out, &err),
                      P4J_ERROR);
     double dt = now_s() - t0;
-    assert_true(dt < 1.0);
+    assert_true(dt < 10.0); /* refused at once: no retry loop (a bound for "does not hang") */
     assert_int_equal(err.kind, P4J_ERR_NETWORK);
     char where[64];
     snprintf(where, sizeof where, "127.0.0.1:%d", port);
@@ -971,7 +971,7 @@ static void test_read_timeout(void **state)
     assert_int_equal(sl.err.kind, P4J_ERR_NETWORK);
     assert_non_null(strstr(sl.err.message, "timed out"));
     assert_true(sl.err.timed_out); /* a time-out known by its flag, not by its text */
-    assert_true(dt < 2.0);
+    assert_true(dt < 4.5); /* ended by the time-out, before Java's 5 s sleep ended */
     p4j_error_clear(NULL, &sl.err);
     /* the timed-out connection was dropped; a new one serves the next call */
     size_t open;

@@ -8,11 +8,14 @@ py4jni's socket mode). A test that applies to one mode only says why with
 Run with ``-p no:faulthandler`` (docs/guide.md, "faulthandler and pytest": pytest's faulthandler
 would put its SIGSEGV handler back over HotSpot's). tests/run_all.sh does.
 
-The run owns what it starts: py4jni's class-data-sharing archives (XDG_CACHE_HOME) go
-to a temporary directory of this run, not the user's cache, and every process a test
-starts inherits ``P4J_TEST_RUN=<this run's id>``; at the end of the session the
-processes still carrying it (the archives' background dumps above all, which outlive
-the process whose exit started them) are stopped and the directory is removed.
+The run owns what it starts: py4jni's class-data-sharing archives (XDG_CACHE_HOME) and
+pytest's tmp_path go to a temporary directory of this run, not the user's cache or
+/tmp/pytest-of-<user>, and every process a test starts inherits
+``P4J_TEST_RUN=<this run's id>``; at the end of the session the processes still carrying
+it (the archives' background dumps above all, which outlive the process whose exit
+started them) are stopped, the attach sockets and perf data files that JVMs of killed
+processes left in /tmp are removed, and so is the directory. The summary lists the
+skipped tests grouped by reason, also under -q.
 """
 from __future__ import annotations
 
@@ -52,12 +55,21 @@ def py4j_jar() -> str | None:
 
 SUMMARY: list[str] = []  # lines tests add with summary_line(), printed after the run
 
-# What this run owns (set at import, before any test starts a process or a JVM).
+# What this run owns (set at import, before any test starts a process or a JVM): one
+# directory for py4jni's archives (cache/) and pytest's tmp_path (tmp/), removed at the end.
 RUN_MARK = "P4J_TEST_RUN"
 RUN_ID = f"{os.getpid()}-{time.time_ns()}"
-CACHE_DIR = tempfile.mkdtemp(prefix="py4jni-test-cache-")
+RUN_STARTED = time.time()
+RUN_DIR = tempfile.mkdtemp(prefix="py4jni-test-run-")
+CACHE_DIR = os.path.join(RUN_DIR, "cache")
+os.mkdir(CACHE_DIR)
 os.environ["XDG_CACHE_HOME"] = CACHE_DIR
 os.environ[RUN_MARK] = RUN_ID
+# Where HotSpot puts a JVM's attach socket (.java_pid<pid>: started with the JVM, since
+# -Xrs leaves no SIGQUIT to start it later) and its perf data (hsperfdata_<user>/<pid>):
+# both are removed by the JVM's exit, and left behind by a process that was killed or
+# ended through os._exit or by a signal, as many tests' children are.
+JVM_TMP = "/tmp"
 
 
 def processes_of_run(run_id: str) -> list[int]:
@@ -121,15 +133,62 @@ def stop_processes_of_run(run_id: str, grace_s: float = 5.0) -> list[str]:
     return stopped
 
 
+def stale_jvm_files(since: float, tmp: str = JVM_TMP) -> list[str]:
+    """The attach sockets and perf data files under ``tmp`` made since ``since`` (a
+    time.time()) by JVMs whose process is gone."""
+    found = []
+    candidates = [(name[len(".java_pid"):], os.path.join(tmp, name))
+                  for name in _listdir(tmp) if name.startswith(".java_pid")]
+    for perf in glob.glob(os.path.join(tmp, "hsperfdata_*")):
+        candidates += [(name, os.path.join(perf, name)) for name in _listdir(perf)]
+    for pid, path in candidates:
+        try:
+            if pid.isdigit() and os.lstat(path).st_mtime >= since and not _alive(int(pid)):
+                found.append(path)
+        except OSError:
+            pass
+    return found
+
+
+def _listdir(path: str) -> list[str]:
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
+
+
+def remove_stale_jvm_files(since: float) -> int:
+    """Removes what ``stale_jvm_files(since)`` finds; returns how many it removed."""
+    removed = 0
+    for path in stale_jvm_files(since):
+        try:
+            os.unlink(path)
+            removed += 1
+        except OSError:
+            pass
+    return removed
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """The run's tmp_path lives in the run's directory (unless --basetemp says where)."""
+    if config.option.basetemp is None:
+        config.option.basetemp = os.path.join(RUN_DIR, "tmp")
+    config.addinivalue_line("markers", "inproc_only(reason): applies to in-process mode only")
+    config.addinivalue_line("markers", "socket_only(reason): applies to socket mode only")
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Stops what the run left running and removes its archive directory."""
+    """Stops what the run left running, removes the JVM files its dead processes left in
+    /tmp, and removes the run's directory (archives and tmp_path)."""
     stopped = stop_processes_of_run(RUN_ID)
     if stopped:
         summary_line(f"stopped {len(stopped)} process(es) the tests left running "
                      "(class-data-sharing dumps run on after the process that started them):")
         for line in stopped:
             summary_line(f"  {line}")
-    shutil.rmtree(CACHE_DIR, ignore_errors=True)
+    remove_stale_jvm_files(RUN_STARTED)
+    shutil.rmtree(RUN_DIR, ignore_errors=True)
 
 
 def summary_line(text: str) -> None:
@@ -138,16 +197,26 @@ def summary_line(text: str) -> None:
     SUMMARY.append(text)
 
 
+def skip_reasons(reports: list[pytest.TestReport]) -> list[tuple[int, str]]:
+    """The skipped tests' reasons with their counts, most frequent first."""
+    counts: dict[str, int] = {}
+    for rep in reports:
+        reason = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else str(rep.longrepr)
+        reason = reason.removeprefix("Skipped: ")
+        counts[reason] = counts.get(reason, 0) + 1
+    return sorted(((n, r) for r, n in counts.items()), key=lambda nr: (-nr[0], nr[1]))
+
+
 def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
     if SUMMARY:
         terminalreporter.section("summary")
         for line in SUMMARY:
             terminalreporter.write_line(line)
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "inproc_only(reason): applies to in-process mode only")
-    config.addinivalue_line("markers", "socket_only(reason): applies to socket mode only")
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if r.when != "teardown"]
+    if skipped:
+        terminalreporter.section(f"skipped: {len(skipped)} tests, by reason")
+        for n, reason in skip_reasons(skipped):
+            terminalreporter.write_line(f"{n:5d}  {reason}")
 
 
 @pytest.fixture(autouse=True)

@@ -154,3 +154,14 @@ def test_launch_gateway_under_the_switch_embeds(tmp_path):
                          capture_output=True, text=True, timeout=120, env=env_for())
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["inproc", "None", "ok"]
+
+
+def test_python_m_py4jni_help_is_plain_text_on_stdout():
+    r = subprocess.run([sys.executable, "-m", "py4jni", "--help"], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert r.stdout.startswith("usage: python -m py4jni run ") and "``" not in r.stdout
+    bad = subprocess.run([sys.executable, "-m", "py4jni", "walk"], capture_output=True,
+                         text=True, timeout=60)
+    assert bad.returncode == 2 and bad.stderr.startswith("usage: python -m py4jni run ")
+    assert bad.stdout == ""

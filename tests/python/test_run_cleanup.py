@@ -1,6 +1,7 @@
-"""A test run owns what it starts (tests/python/conftest.py): py4jni's archives go to
-a directory of the run, and the processes the run leaves behind (a class-path archive's
-background dump) are stopped when the session ends. Checked on a pytest session of its
+"""A test run owns what it starts (tests/python/conftest.py): py4jni's archives and
+tmp_path go to a directory of the run, the processes the run leaves behind (a class-path
+archive's background dump) are stopped when the session ends, and the files a killed JVM
+leaves in /tmp are removed; the summary lists skipped tests by reason. Checked on a pytest session of its
 own (tests/python/run_cleanup_session.py) that leaves a dump running on purpose."""
 from __future__ import annotations
 
@@ -31,3 +32,11 @@ def test_nothing_a_test_run_starts_outlives_it(tmp_path) -> None:
     assert not [p for p in left["held"] if conftest._alive(p)]
     assert conftest.processes_of_run(left["run_id"]) == []
     assert not os.path.exists(left["cache"])
+    # the run's tmp_path went with its directory, and the killed JVM's files with them
+    killed = json.loads((tmp_path / "report.json.killed").read_text())
+    assert killed["tmp_path"].startswith(killed["run_dir"] + os.sep)
+    assert not os.path.exists(killed["run_dir"])
+    assert killed["files"] and not [p for p in killed["files"] if os.path.lexists(p)]
+    # and the skipped tests are listed by reason
+    assert "skipped: 1 tests, by reason" in r.stdout, r.stdout[-4000:]
+    assert "1  what a skip says" in r.stdout, r.stdout[-4000:]

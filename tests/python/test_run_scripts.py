@@ -1,4 +1,4 @@
-"""The helpers of the README's two commands (tests/steps.sh, sourced by tests/setup_env.sh,
+"""The helpers of the two commands (tests/steps.sh, sourced by tests/setup_env.sh,
 tests/run_all.sh, tests/run_sanitizers.sh and perf/run.sh): one line per step with its
 elapsed time and the whole output in the log, and a message naming what to install when
 packages are missing and neither root nor sudo can install them."""
@@ -63,3 +63,12 @@ def test_missing_packages_without_root_or_sudo_say_what_to_run(tmp_path: Path) -
     assert "there is no sudo" in r.stderr and "run the\nscript as root" in r.stderr
     assert "apt-get install --no-install-recommends gcc libffi-dev" in r.stderr
     assert "must not run" not in r.stderr
+
+
+def test_an_install_step_says_first_install_only_the_first_time(tmp_path: Path) -> None:
+    stamp = tmp_path / ".requirements.sha"
+    first = _bash(f"p4j_first_time {stamp} 'a minute or two'")
+    stamp.write_text("sha")
+    again = _bash(f"p4j_first_time {stamp} 'a minute or two'")
+    assert (first.stdout, again.stdout) == ("first install: a minute or two\n",
+                                            "what changed\n")

@@ -70,8 +70,8 @@ def test_read_timeout_is_honoured():
         gw = JavaGateway(gateway_parameters=GatewayParameters(port=port, read_timeout=0.5))
         t0 = time.monotonic()
         with pytest.raises(Py4JNetworkError, match="timed out"):
-            gw.jvm.java.lang.Thread.sleep(3000)
-        assert time.monotonic() - t0 < 3
+            gw.jvm.java.lang.Thread.sleep(60000)
+        assert time.monotonic() - t0 < 30  # ended by the time-out, not by the call's end
     finally:
         proc.kill()
         proc.wait()
