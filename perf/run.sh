@@ -25,7 +25,7 @@ ROOT="$(dirname "$HERE")"
 VENV="${P4J_VENV:-$ROOT/.venv}"
 PYTHON="${PYTHON:-python3}"
 LOG_DIR="$HERE/.build"
-source "$ROOT/tests/steps.sh"
+source "$ROOT/tests/ci/steps.sh"
 p4j_log_open "$LOG_DIR/run.log"
 T0=$SECONDS
 setup_failed=()

@@ -20,7 +20,7 @@
 # target's CPython headers come from Debian's arm64 libpython3.X-dev (3.11 of bookworm,
 # 3.13 of trixie, 3.14 of forky; other versions are skipped), the host's CPython of the
 # same version drives scikit-build-core, told the target's platform and extension
-# suffix (_PYTHON_HOST_PLATFORM, SETUPTOOLS_EXT_SUFFIX); tests/arm64_wheels.sh runs the
+# suffix (_PYTHON_HOST_PLATFORM, SETUPTOOLS_EXT_SUFFIX); tests/ci/arm64_wheels.sh runs the
 # 3.11 one under qemu-user. The work directory (build tools, libffi, per-version builds)
 # is build/wheels/, or P4J_WHEELS_WORK; the build tools' venv is made with
 # P4J_TOOLS_PYTHON (default python3). Needs a JDK (javac, jar, jni.h),

@@ -1,4 +1,4 @@
-# python-binding/debian_source.sh: sourced by build_wheels.sh and tests/bullseye_wheels.sh.
+# python-binding/debian_source.sh: sourced by build_wheels.sh and tests/ci/bullseye_wheels.sh.
 # debian_orig SUITE PACKAGE DIR: downloads the upstream tarball of Debian's source package
 # PACKAGE in SUITE into DIR (once; later calls reuse it) and prints its path. apt-get
 # fetches it with a private state directory (DIR/.apt), so the machine's apt sources are

@@ -1,4 +1,4 @@
-# python-binding/find_python.sh: sourced by build_wheels.sh and tests/run_matrix.sh.
+# python-binding/find_python.sh: sourced by build_wheels.sh and tests/ci/run_matrix.sh.
 # find_python V: the interpreter for CPython V (e.g. 3.10): pyenv's newest V.*, else
 # pythonV on PATH; prints nothing when neither exists.
 find_python() {

@@ -6,7 +6,7 @@
 #     (tests/python/test_tls.py and tests/c/test_socket_tls_dlopen.c make certificates), binutils
 #     (readelf and nm: tests/python/test_tls.py checks the extension links no OpenSSL),
 #     python3-venv and python3-dev (Python.h for the extension), git (the layout test reads
-#     the repository's index: tests/check_comment_paths.py), make (the release wheels'
+#     the repository's index: tests/ci/check_comment_paths.py), make (the release wheels'
 #     libffi build: python-binding/build_wheels.sh)
 #   - .venv at the repository root with tests/requirements.txt (and tests/requirements-pyspark.txt),
 #     .venv-pyflink with tests/requirements-pyflink.txt
@@ -17,15 +17,15 @@
 # Each step prints one line with its elapsed time; their output goes to
 # build/logs/setup.log (or the log of a caller that set P4J_LOG_KEEP=1: tests/run_all.sh).
 # Debian packages: as root, or through sudo; without either it stops, naming what to
-# install (tests/steps.sh).
+# install (tests/ci/steps.sh).
 # Environment: PYTHON (interpreter that creates the venv, default python3), P4J_VENV_DIR
 # and P4J_BUILD_DIR (default .venv and build/), P4J_REQUIREMENTS (default
-# tests/requirements.txt), JAVA_HOME (the JDK CMake builds with): tests/run_matrix.sh
+# tests/requirements.txt), JAVA_HOME (the JDK CMake builds with): tests/ci/run_matrix.sh
 # sets them for its per-Python and per-JDK legs.
 set -euo pipefail
 P4J_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export P4J_ROOT
-source "$P4J_ROOT/tests/steps.sh"
+source "$P4J_ROOT/tests/ci/steps.sh"
 setup_t0=$SECONDS
 # The log of this set-up, or of the run that sourced it (tests/run_all.sh keeps its own).
 [ -n "${P4J_LOG_KEEP:-}" ] || p4j_log_open "${P4J_BUILD_DIR:-$P4J_ROOT/build}/logs/setup.log"

@@ -164,7 +164,7 @@ def test_a_finished_thread_closes_its_connection(cs):
 
 def test_thread_outliving_its_client(java):
     # a thread keeps its pinned connection after its client is gone; its exit then
-    # closes nothing of the freed client (run under ASan by tests/run_sanitizers.sh)
+    # closes nothing of the freed client (run under ASan by tests/ci/run_sanitizers.sh)
     import weakref
     cs = java.connect()
     client = weakref.ref(cs._gateway_client)

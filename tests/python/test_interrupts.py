@@ -436,7 +436,7 @@ def spark_run(tmp_path_factory):
     pytest.importorskip("pyspark", reason="pyspark is not installed "
                         "(pip install -r tests/requirements-pyspark.txt)")
     if "libasan" in os.environ.get("LD_PRELOAD", ""):
-        pytest.skip("the sanitizer run leaves PySpark's drivers out (tests/run_sanitizers.sh): "
+        pytest.skip("the sanitizer run leaves PySpark's drivers out (tests/ci/run_sanitizers.sh): "
                     "Spark's JVM and workers would inherit the preloaded ASan runtime")
     tmp = str(tmp_path_factory.mktemp("spark-signals"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("PY4JNI_")}

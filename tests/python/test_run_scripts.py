@@ -1,5 +1,5 @@
-"""The helpers of the two commands (tests/steps.sh, sourced by tests/setup_env.sh,
-tests/run_all.sh, tests/run_sanitizers.sh and perf/run.sh): one line per step with its
+"""The helpers of the two commands (tests/ci/steps.sh, sourced by tests/setup_env.sh,
+tests/run_all.sh, tests/ci/run_sanitizers.sh and perf/run.sh): one line per step with its
 elapsed time and the whole output in the log, and a message naming what to install when
 packages are missing and neither root nor sudo can install them."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-STEPS = ROOT / "tests" / "steps.sh"
+STEPS = ROOT / "tests" / "ci" / "steps.sh"
 
 
 def _bash(script: str, path: str | None = None) -> subprocess.CompletedProcess[str]:

@@ -1,5 +1,5 @@
 """Source-level rules of the layout: C and Java agree on shared numbers, and
-tests/check_comment_paths.py catches a comment naming a missing file."""
+tests/ci/check_comment_paths.py catches a comment naming a missing file."""
 from __future__ import annotations
 
 import importlib.util
@@ -29,7 +29,7 @@ def test_static_member_kinds_agree_between_c_and_java():
 
 def _checker():
     spec = importlib.util.spec_from_file_location(
-        "check_comment_paths", ROOT / "tests/check_comment_paths.py")
+        "check_comment_paths", ROOT / "tests/ci/check_comment_paths.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

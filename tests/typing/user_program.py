@@ -1,5 +1,5 @@
 """A small py4jni user program, checked with ``mypy --strict`` against the installed
-package (its py.typed marker and the _py4jni stubs): tests/run_matrix.sh runs the check.
+package (its py.typed marker and the _py4jni stubs): tests/ci/run_matrix.sh runs the check.
 Run as a program it is also the wheel's smoke test: it prints "smoke OK" at the end."""
 from __future__ import annotations
 

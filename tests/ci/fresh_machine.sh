@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# tests/fresh_machine.sh: the release check "both README commands pass on a fresh Debian 12".
+# tests/ci/fresh_machine.sh: the release check "both README commands pass on a fresh Debian 12".
 # Builds a throwaway Debian 12 (bookworm) root filesystem with debootstrap (minbase: no
 # compiler, no Python, no JDK), copies a clean clone of this repository's HEAD into it,
 # and runs, as root in a chroot, exactly the README's commands:
 #     bash perf/run.sh --quick      then      bash tests/run_all.sh
 # Every package they need must therefore be installed by the scripts themselves.
 #
-#   bash tests/fresh_machine.sh [--keep] [--only perf|tests]
+#   bash tests/ci/fresh_machine.sh [--keep] [--only perf|tests]
 #
 # Needs root (re-runs itself with sudo) and network access to a Debian mirror and PyPI.
 # The mirror is the first Debian one in this machine's apt sources (override: P4J_MIRROR).
@@ -31,7 +31,7 @@ if [ "$(id -u)" -ne 0 ]; then
   exec sudo -E bash "$0" "$@"
 fi
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 REV=$(git -C "$ROOT" rev-parse HEAD)
 SUITE=bookworm
 CACHE=/var/cache/py4jni-fresh

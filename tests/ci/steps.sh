@@ -1,4 +1,4 @@
-# tests/steps.sh: sourced by tests/setup_env.sh, tests/run_all.sh, tests/run_sanitizers.sh
+# tests/ci/steps.sh: sourced by tests/setup_env.sh, tests/run_all.sh, tests/ci/run_sanitizers.sh
 # and perf/run.sh. Each step of a run prints one line on stdout (what it does, then its
 # result and elapsed time) while its whole output goes to the log file $P4J_LOG; a failed
 # step shows the log's last lines. Also: Debian packages installed as root, or through

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# tests/forky_legs.sh: the matrix legs whose Python or JDK only Debian's forky suite has
-# (tests/run_matrix.sh runs them; each can run alone). One root filesystem for all of
-# them: forky minbase plus the packages below (made once by tests/debian_root.sh, cached
+# tests/ci/forky_legs.sh: the matrix legs whose Python or JDK only Debian's forky suite has
+# (tests/ci/run_matrix.sh runs them; each can run alone). One root filesystem for all of
+# them: forky minbase plus the packages below (made once by tests/ci/debian_root.sh, cached
 # in /var/cache/py4jni-roots/forky-<hash of the list>/). Legs:
 #   py3.14   CPython 3.14 with OpenJDK 25, plus mypy --strict and stubtest on 3.14
 #   py3.15   CPython 3.15 with OpenJDK 25 (preview; numpy is Debian's python3-numpy, as
@@ -13,12 +13,12 @@
 #            whatever the chroot's glibc), written to build/matrix/forky/dist/, then
 #            installed into a fresh 3.14 venv there to run tests/typing/user_program.py
 # Each builds this working tree (its tracked and untracked, not ignored, files, copied
-# into build/matrix/forky/src) from source in the chroot and runs tests/root_leg.sh:
+# into build/matrix/forky/src) from source in the chroot and runs tests/ci/root_leg.sh:
 # ctest, then the whole pytest suite in both transports. Builds and venvs stay in
 # build/matrix/forky/ on this machine (reruns are incremental); pip's cache is shared
 # by all roots.
 #
-#   bash tests/forky_legs.sh LEG...
+#   bash tests/ci/forky_legs.sh LEG...
 #
 # Needs root (re-runs itself with sudo when there is one). Exit status: 0 passed, 77
 # skipped (root, debootstrap or the archive missing; the reason is printed as
@@ -27,8 +27,8 @@ set -euo pipefail
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then
   exec sudo -E bash "$0" "$@"
 fi
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-source "$ROOT/tests/debian_root.sh"
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+source "$ROOT/tests/ci/debian_root.sh"
 (($#)) || { echo "usage: $0 LEG... (py3.14 py3.15 jdk21 jdk26 wheel3.14)" >&2; exit 2; }
 
 # The packages a leg needs: the build (what tests/setup_env.sh installs, less clang,
@@ -85,7 +85,7 @@ for leg in "$@"; do
   reqs=/work/requirements-leg.txt
   [ "$leg" = py3.15 ] && reqs=/work/requirements-leg-3.15.txt
   echo "-- forky leg $leg: ${a[1]}, JDK $(basename "${a[2]}")"
-  droot_run "bash /work/src/tests/root_leg.sh ${a[0]} ${a[1]} ${a[2]} $reqs ${a[*]:3}" \
+  droot_run "bash /work/src/tests/ci/root_leg.sh ${a[0]} ${a[1]} ${a[2]} $reqs ${a[*]:3}" \
     || status=1
 done
 exit $status

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# tests/run_sanitizers.sh - the pytest suite (in-process transport) against a build of
+# tests/ci/run_sanitizers.sh - the pytest suite (in-process transport) against a build of
 # bridge/, jni/ and the _py4jni extension with gcc's AddressSanitizer and
 # UndefinedBehaviorSanitizer, in build-asan/ beside the normal build.
-#   usage: tests/run_sanitizers.sh [pytest args]   (after tests/setup_env.sh set up)
+#   usage: tests/ci/run_sanitizers.sh [pytest args]   (after tests/setup_env.sh set up)
 # By default the in-process tests run (-k "not socket"; about two minutes): they cover
 # jni/ and the extension; the socket codec has its own fuzzer (tests/c/run_fuzz.sh).
 # Pytest arguments replace that selection (e.g. no argument filter: "-k ''").
 # Left out always: the callback nesting-depth tests (ASan's larger frames use up the
 # native stack sooner: they measure the normal build; the 1000-level one sat at ASan's
-# limit, passing here and failing in tests/fresh_machine.sh's chroot) and the perf harness smoke test
+# limit, passing here and failing in tests/ci/fresh_machine.sh's chroot) and the perf harness smoke test
 # (it runs other projects' libraries, e.g. JPype's C++, which libasan does not support
 # when preloaded into python), and the PySpark module (pyarrow's and pandas' C++ under
 # the preloaded libasan, Spark's Python workers inheriting it, and minutes of run time;
@@ -27,8 +27,8 @@
 # The build's output goes to build-asan/logs/build.log, or with P4J_LOG_KEEP=1 to $P4J_LOG
 # (tests/run_all.sh's log).
 set -euo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-source "$root/tests/steps.sh"
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+source "$root/tests/ci/steps.sh"
 : "${P4J_VENV:=$root/.venv}"
 build="$root/build-asan"
 reports="$build/reports"

@@ -1,6 +1,6 @@
-# tests/debian_root.sh: cached Debian root filesystems for the matrix legs that need a
-# Python, JDK or glibc this machine lacks (sourced by tests/forky_legs.sh and
-# tests/bullseye_wheels.sh; not run on its own).
+# tests/ci/debian_root.sh: cached Debian root filesystems for the matrix legs that need a
+# Python, JDK or glibc this machine lacks (sourced by tests/ci/forky_legs.sh and
+# tests/ci/bullseye_wheels.sh; not run on its own).
 #
 #   droot_prepare SUITE PACKAGE...   sets DROOT: a root filesystem of SUITE (debootstrap
 #                                    minbase plus exactly PACKAGE...) for this machine's

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run_matrix.sh: the supported Pythons and JDKs beyond tests/run_all.sh's default
+# tests/ci/run_matrix.sh: the supported Pythons and JDKs beyond tests/run_all.sh's default
 # (the system python3 = 3.11 and OpenJDK 17), and the release wheels. CI (.ci/run) runs it
 # after tests/run_all.sh. Legs:
 #   py3.10, py3.13  pytest (both transports) on that CPython (pyenv) with JDK 17
@@ -10,29 +10,29 @@
 #   py3.15          CPython 3.15 + OpenJDK 25 (preview)             } chroot, built from
 #   jdk21           OpenJDK 21 + CPython 3.14                       } source: ctest and the
 #   jdk26           OpenJDK 26 + CPython 3.14 (preview)             } whole pytest suite
-#                   (tests/forky_legs.sh; one cached root filesystem for the four)
+#                   (tests/ci/forky_legs.sh; one cached root filesystem for the four)
 #   wheels          python-binding/build_wheels.sh (manylinux2014 wheels for the CPythons
 #                   found + sdist; the 3.14 one built and smoke-run in the forky chroot,
-#                   tests/forky_legs.sh wheel3.14), then each of the 3.10 and 3.13
+#                   tests/ci/forky_legs.sh wheel3.14), then each of the 3.10 and 3.13
 #                   wheels installed into a fresh venv: the smoke program tests/typing/user_program.py, mypy
 #                   --strict on it against the installed package (py.typed, the _py4jni
 #                   stubs), and mypy's stubtest of those stubs against the installed
 #                   extension; then the wheels on Debian 11's glibc 2.31 and JRE 11
-#                   (tests/bullseye_wheels.sh)
+#                   (tests/ci/bullseye_wheels.sh)
 #   arm64           (not in the default set: a release check, ~16 min from nothing, most of
 #                   it the emulated debootstrap) build_wheels.sh --arch aarch64, then the
 #                   3.11 wheel run under qemu-user in a Debian 12 arm64 root
-#                   (tests/arm64_wheels.sh)
+#                   (tests/ci/arm64_wheels.sh)
 # A leg whose Python or JDK is not on this machine, or whose root filesystem cannot be
 # made (no root, no debootstrap, the Debian archive unreachable), is SKIPPED with the
 # reason printed. Each leg has its own venv and CMake build under build/matrix/<leg>/
 # (the forky legs under build/matrix/forky/; reruns reuse them).
 #
-#   bash tests/run_matrix.sh [leg ...]        (default: all legs but arm64)
+#   bash tests/ci/run_matrix.sh [leg ...]        (default: all legs but arm64)
 #
 # Exit status: non-zero when a leg that ran failed.
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
 MATRIX="$ROOT/build/matrix"
 JDK17=${P4J_JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}
@@ -79,7 +79,7 @@ wheels_leg() {
   bash python-binding/build_wheels.sh --out "$dist"
   if [ -z "$(find_python 3.14)" ]; then
     echo "   the CPython 3.14 wheel, built in the forky chroot:"
-    bash tests/forky_legs.sh wheel3.14 || rc=$?
+    bash tests/ci/forky_legs.sh wheel3.14 || rc=$?
     if ((rc == 0)); then cp "$MATRIX"/forky/dist/py4jni-*-cp314-*.whl "$dist/"
     elif ((rc == 77)); then echo "   (no CPython 3.14 wheel: the forky root was skipped)"
     else status=1; fi
@@ -111,7 +111,7 @@ wheels_leg() {
   done
   echo "   the wheels on Debian 11 (glibc 2.31, JRE 11):"
   rc=0
-  bash tests/bullseye_wheels.sh "$dist" || rc=$?
+  bash tests/ci/bullseye_wheels.sh "$dist" || rc=$?
   if ((rc == 77)); then echo "   (the bullseye check was skipped: reason above)"
   elif ((rc != 0)); then status=1; fi
   return $status
@@ -119,13 +119,13 @@ wheels_leg() {
 
 arm64_leg() {
   bash python-binding/build_wheels.sh --arch aarch64 --no-sdist --out "$MATRIX/dist-aarch64"
-  bash tests/arm64_wheels.sh "$MATRIX/dist-aarch64" 2>&1 | tee "$MATRIX/arm64.log"
+  bash tests/ci/arm64_wheels.sh "$MATRIX/dist-aarch64" 2>&1 | tee "$MATRIX/arm64.log"
   return "${PIPESTATUS[0]}"
 }
 
 # forky_leg LEG: the leg in the forky chroot; its exit status 77 (skipped) is kept.
 forky_leg() {
-  bash tests/forky_legs.sh "$1" 2>&1 | tee "$MATRIX/$1.log"
+  bash tests/ci/forky_legs.sh "$1" 2>&1 | tee "$MATRIX/$1.log"
   return "${PIPESTATUS[0]}"
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/arm64_wheels.sh: the aarch64 release wheels run on aarch64, emulated. The
+# tests/ci/arm64_wheels.sh: the aarch64 release wheels run on aarch64, emulated. The
 # manylinux aarch64 wheel for CPython 3.11 in DIST (python-binding/build_wheels.sh
 # --arch aarch64) is installed, with pip and no index, into a fresh venv in a Debian 12
 # arm64 root filesystem (python3 3.11, OpenJDK 17's JRE), which runs on this x86_64
@@ -8,9 +8,9 @@
 # into the wheel). The other versions' aarch64 wheels are built and checked by
 # auditwheel, not run: Debian 12 has no other CPython, and building one under emulation
 # would take too long. The root is made once (debootstrap's second stage runs
-# emulated) and cached like the others (tests/debian_root.sh).
+# emulated) and cached like the others (tests/ci/debian_root.sh).
 #
-#   bash tests/arm64_wheels.sh DIST
+#   bash tests/ci/arm64_wheels.sh DIST
 #
 # Needs root (re-runs itself with sudo when there is one). Exit status: 0 passed, 77
 # skipped (no root, debootstrap, archive, or qemu-user/binfmt_misc; the reason printed as
@@ -19,8 +19,8 @@ set -euo pipefail
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then
   exec sudo -E bash "$0" "$@"
 fi
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-source "$ROOT/tests/debian_root.sh"
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+source "$ROOT/tests/ci/debian_root.sh"
 (($# == 1)) || { echo "usage: $0 DIST" >&2; exit 2; }
 DIST=$(cd "$1" && pwd)
 

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # A path: one or more folders, then a file name with a source extension.
 PATH_RE = re.compile(r"(?<![\w./$-])((?:[\w.-]+/)+[\w.-]+\.(?:c|h|py|java|sh|cmake|md|toml|txt))\b")
 C_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# tests/root_leg.sh: one matrix leg, run inside a root filesystem of tests/debian_root.sh
-# (tests/forky_legs.sh runs it in the chroot). Builds the source tree in /work/src from
+# tests/ci/root_leg.sh: one matrix leg, run inside a root filesystem of tests/ci/debian_root.sh
+# (tests/ci/forky_legs.sh runs it in the chroot). Builds the source tree in /work/src from
 # scratch or incrementally (CMake/Ninja, build dir /work/build-<NAME>), with the JDK of
 # JAVA_HOME as build JDK and embedded JVM, then runs ctest (CMocka suites, Java
 # self-test) and the whole pytest suite in both transports (the differential suites
@@ -9,7 +9,7 @@
 # tests/typing/user_program.py against the built package (the package's own mypy run,
 # which needs PySpark installed, is tests/run_all.sh's).
 #
-#   bash tests/root_leg.sh NAME PYTHON JAVA_HOME REQUIREMENTS [--types] [--system-site]
+#   bash tests/ci/root_leg.sh NAME PYTHON JAVA_HOME REQUIREMENTS [--types] [--system-site]
 #
 # The venv /work/venv-<python version> is shared by the legs of one Python and reused
 # by later runs (REQUIREMENTS is installed again only when it changes); --system-site

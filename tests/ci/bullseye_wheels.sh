@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/bullseye_wheels.sh: the release wheels on a Linux older than the build host. Each
+# tests/ci/bullseye_wheels.sh: the release wheels on a Linux older than the build host. Each
 # manylinux wheel in DIST (python-binding/build_wheels.sh's output) is installed, with
 # pip and no index, into a fresh venv in a Debian 11 (bullseye: glibc 2.31) root
 # filesystem whose only JVM is bullseye's OpenJDK 11 JRE (the oldest supported), and runs
@@ -13,7 +13,7 @@
 # archive does not serve (this project's mirror lists forky's python3.14 source but
 # answers 404 for its files), is reported SKIPPED.
 #
-#   bash tests/bullseye_wheels.sh DIST
+#   bash tests/ci/bullseye_wheels.sh DIST
 #
 # Needs root (re-runs itself with sudo when there is one). Exit status: 0 passed, 77
 # skipped (no root, debootstrap or archive; the reason printed as "SKIPPED: ..."), else
@@ -22,8 +22,8 @@ set -euo pipefail
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then
   exec sudo -E bash "$0" "$@"
 fi
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-source "$ROOT/tests/debian_root.sh"
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+source "$ROOT/tests/ci/debian_root.sh"
 source "$ROOT/python-binding/debian_source.sh"
 (($# == 1)) || { echo "usage: $0 DIST" >&2; exit 2; }
 DIST=$(cd "$1" && pwd)
