@@ -43,6 +43,8 @@ typedef struct p4j_error {
     p4j_ref throwable;/* for P4J_ERR_JAVA: the throwable (owned by the error)     */
     bool timed_out;   /* for P4J_ERR_NETWORK: a wait ran out of its time-out (py4j's
                          socket.timeout cause); p4j_error_set clears it             */
+    int os_errno;     /* for P4J_ERR_NETWORK: errno of the system call that failed
+                         (py4j's OSError cause), 0 if none; p4j_error_set clears it */
 } p4j_error;
 
 /* Call flags. */

@@ -26,6 +26,7 @@ p4j_status p4j_error_set(p4j_error *err, p4j_error_kind kind, const char *fmt, .
     free(err->message);
     err->kind = kind;
     err->timed_out = false;
+    err->os_errno = 0;
     err->message = msg; /* NULL only when out of memory; readers treat NULL as "" */
     return P4J_ERROR;
 }

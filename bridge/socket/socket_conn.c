@@ -356,6 +356,10 @@ static p4j_status tls_handshake(socket_client *sc, conn *cn, SSL_CTX *ctx, bool 
                          sc->label, tls_why);
 }
 
+/* py4j's text when a connection cannot be made (GatewayConnection.start); the reason is
+ * the error's os_errno or timed_out, as py4j's is the cause of its Py4JNetworkError. */
+#define CONNECT_FAILED "An error occurred while trying to connect to the Java server (%s)"
+
 p4j_status sock_conn_open(socket_client *sc, conn **out, p4j_error *err)
 {
     char eb[128];
@@ -382,9 +386,9 @@ p4j_status sock_conn_open(socket_client *sc, conn **out, p4j_error *err)
         }
         if (pr == 0) {
             sock_conn_free(cn);
-            return p4j_error_set(err, P4J_ERR_NETWORK,
-                                 "timed out after %g s connecting to the py4j server at %s",
-                                 limit, sc->label);
+            p4j_error_set(err, P4J_ERR_NETWORK, CONNECT_FAILED, sc->label);
+            err->timed_out = true; /* py4j's cause: socket.timeout (after `limit` s) */
+            return P4J_ERROR;
         }
         int soerr = 0;
         socklen_t sl = sizeof soerr;
@@ -398,9 +402,9 @@ p4j_status sock_conn_open(socket_client *sc, conn **out, p4j_error *err)
     if (rc < 0) {
         int e = errno;
         sock_conn_free(cn);
-        return p4j_error_set(err, P4J_ERR_NETWORK,
-                             "cannot connect to the py4j server at %s: %s", sc->label,
-                             errtext(e, eb, sizeof eb));
+        p4j_error_set(err, P4J_ERR_NETWORK, CONNECT_FAILED, sc->label);
+        err->os_errno = e; /* py4j's cause: the OSError of connect() */
+        return P4J_ERROR;
     }
     int fl = fcntl(cn->fd, F_GETFL);
     fcntl(cn->fd, F_SETFL, fl & ~O_NONBLOCK);

@@ -20,9 +20,10 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.util
+import _thread
 import os
 import sys
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 ENV_SWITCH = "PY4JNI_AS_PY4J"
 _ACTIVE = False  # the switch: the alias and the gateway settings
@@ -98,26 +99,114 @@ def install() -> None:
     alias()
 
 
-def _listening(address: str, port: int) -> bool:
-    """True when something accepts a TCP connection on (address, port) within 0.5 s."""
+#: py4j's port of a GatewayServer (and of a ClientServer's JavaServer): a gateway that
+#: names it stands for "the py4j server", which the switch gives the program.
+_PY4J_DEFAULT_PORT = 25333
+
+#: ``mode_for``'s answer for a gateway whose port nothing serves (see there).
+UNSERVED = "unserved"
+
+
+class InProcessServer(NamedTuple):
+    """A py4j server that a program taken over in-process runs in this process's JVM
+    (its GatewayServer registered its entry point instead of opening its port)."""
+
+    #: What serves the port, for messages (e.g. the program's main class).
+    name: str
+    #: ``open(parameters)``, given the gateway's GatewayParameters / JavaParameters,
+    #: makes what one gateway needs: ``(client, entry_point)``, a new in-process py4jni
+    #: client (the gateway's ``shutdown()`` ends that client only) and the entry point
+    #: the program's GatewayServer was given, a JavaObject on that client, or None.
+    #: Raises as py4j's server refuses a connection (Py4JAuthenticationError for a
+    #: wrong token).
+    open: Callable[[Any], tuple[Any, Any]]
+    #: py4j's ``shutdown()`` of a gateway over it: asks that server to shut down.
+    shutdown: Callable[[], None]
+
+
+_SERVED: dict[int, InProcessServer] = {}  # port -> its server in this process
+_SERVED_LOCK = _thread.allocate_lock()
+_LOOPBACK = frozenset(("127.0.0.1", "localhost", "::1", "0.0.0.0", ""))
+
+
+def register_in_process_server(port: int, server: InProcessServer) -> None:
+    """Makes ``server`` the one that serves ``port`` in this process (a loopback
+    address), until ``unregister_in_process_server``. Raises ValueError when another
+    serves it."""
+    with _SERVED_LOCK:
+        if _SERVED.get(port, server) is not server:
+            raise ValueError(f"py4jni: port {port} is served in this process already "
+                             f"({_SERVED[port].name})")
+        _SERVED[port] = server
+
+
+def unregister_in_process_server(port: int, server: InProcessServer) -> bool:
+    """Ends ``server``'s registration for ``port``; False when it had none."""
+    with _SERVED_LOCK:
+        if _SERVED.get(port) is not server:
+            return False
+        del _SERVED[port]
+        return True
+
+
+def served_in_process(address: str, port: int) -> InProcessServer | None:
+    """The server that this process runs for ``(address, port)`` in its JVM, or None:
+    the one place a gateway asks whether a program taken over in-process serves a port
+    (registered with ``register_in_process_server``: py4j's ``launch_gateway`` under the
+    switch, py4jni/launcher.py ``EmbeddedGatewayServer``). Only loopback addresses are
+    served in this process.
+
+    Consulted under the switch in in-process mode when a gateway is constructed with
+    parameters naming a port (``mode_for``), and again, while nothing served that port,
+    by that gateway at its first use (``JavaGateway._settle``), so that a gateway made
+    before the program registered reaches it in-process afterwards. Any thread; it does
+    not block."""
+    if address not in _LOOPBACK and not address.startswith("127."):
+        return None
+    with _SERVED_LOCK:
+        return _SERVED.get(port)
+
+
+def probe(address: str, port: int) -> OSError | None:
+    """None when something accepts a TCP connection on (address, port) within 0.5 s,
+    else the OSError of the attempt (py4j's cause of "cannot connect")."""
     import socket
     try:
         with socket.create_connection((address, port), timeout=0.5):
-            return True
-    except OSError:
-        return False
+            return None
+    except OSError as exc:
+        return exc
 
 
-def mode_for(parameters: Any) -> str | None:
-    """The switch's mode for a gateway the program constructs with ``parameters``
-    (GatewayParameters / JavaParameters, or None), or None when the switch is off.
+def say_socket(address: str, port: int) -> None:
+    """The launcher rule's one stderr line for a port a py4j server listens on."""
+    print(f"py4jni: a py4j server this program started listens on {address}:{port}; "
+          "connecting to it in socket mode instead of embedding a second JVM",
+          file=sys.stderr, flush=True)
 
-    The launcher rule: in in-process mode, a gateway given the port of a py4j server
-    that is listening (a JVM the program, or a framework without an adapter, started
-    itself) connects to it in socket mode, and one line on stderr says so; otherwise the
-    gateway is the embedded JVM. Launches the switch understands are taken over before
-    a gateway is made: py4j's ``launch_gateway`` (its command line is py4j's own) and
-    the frameworks of py4jni.frameworks."""
+
+def mode_for(parameters: Any) -> str | InProcessServer | None:
+    """The switch's choice for a gateway the program constructs with ``parameters``
+    (GatewayParameters / JavaParameters, or None): None when the switch is off, else
+    ``"inproc"`` (the embedded JVM), ``"socket"``, an ``InProcessServer``, or
+    ``UNSERVED``.
+
+    The launcher rule, in in-process mode, for parameters naming a port P (socket mode:
+    always ``"socket"``; no parameters: the embedded JVM):
+
+    1. a program taken over in-process serves P (``served_in_process``): that server;
+    2. a py4j server listens on P (a JVM the program, or a framework without an adapter,
+       started itself): socket mode to it, said in one line on stderr;
+    3. nothing serves P: the embedded JVM when P is py4j's default port (25333: "the py4j
+       server", which the switch gives the program) or when the switch names what the
+       program needs (PY4JNI_CLASSPATH or PY4JNI_ENTRY_POINT); otherwise ``UNSERVED``:
+       the gateway behaves as py4j's with no server there (Py4JNetworkError at
+       construction under ``eager_load``, else at its first call) and asks again at each
+       call until the port is served, never a silent empty JVM.
+
+    Launches the switch understands are taken over before a gateway is made: py4j's
+    ``launch_gateway`` (its command line is py4j's own) and the frameworks of
+    py4jni.frameworks."""
     switch = settings()
     if switch is None:
         return None
@@ -125,9 +214,14 @@ def mode_for(parameters: Any) -> str | None:
         return switch.mode
     address = getattr(parameters, "address", None) or "127.0.0.1"
     port = getattr(parameters, "port", None)
-    if not isinstance(port, int) or port <= 0 or not _listening(address, port):
+    if not isinstance(port, int) or port <= 0:
         return switch.mode
-    print(f"py4jni: a py4j server this program started listens on {address}:{port}; "
-          "connecting to it in socket mode instead of embedding a second JVM",
-          file=sys.stderr, flush=True)
-    return "socket"
+    served = served_in_process(address, port)
+    if served is not None:
+        return served
+    if probe(address, port) is None:
+        say_socket(address, port)
+        return "socket"
+    if port == _PY4J_DEFAULT_PORT or switch.classpath or switch.entry_point:
+        return switch.mode
+    return UNSERVED

@@ -408,11 +408,12 @@ class ClientServer(JavaGateway):
     def __init__(self, java_parameters: JavaParameters | None = None,
                  python_parameters: PythonParameters | None = None,
                  python_server_entry_point: Any = None, **inproc_options: Any) -> None:
-        switch = _switch.settings()
-        mode = inproc_options.pop("mode", None) or \
-            (_switch.mode_for(java_parameters) if switch else None)  # the launcher rule
-        if mode is None:
+        mode = inproc_options.pop("mode", None)
+        if mode is None and _switch.settings() is None:
             mode = "socket" if _asks_for_socket(java_parameters, python_parameters) else "inproc"
+        elif mode is None and java_parameters is None:  # no port named: the switch's mode
+            mode = _switch.mode_for(None)
+        # (else JavaGateway applies the switch's launcher rule to java_parameters)
         self.java_parameters = java_parameters or JavaParameters()
         self.python_parameters = python_parameters or PythonParameters()
         super().__init__(gateway_parameters=self.java_parameters,

@@ -50,6 +50,12 @@ _LAZY = {"Popen": ("subprocess", "Popen"), "PIPE": ("subprocess", "PIPE"),
 _logging_names: dict[str, Any] = {}
 
 
+def _subprocess() -> Any:
+    """The subprocess module (imported on first use)."""
+    import subprocess
+    return subprocess
+
+
 def _logging() -> dict[str, Any]:
     """py4j's ``NullHandler`` class, ``null_handler`` and ``logger`` (made once)."""
     if not _logging_names:
@@ -320,9 +326,12 @@ class JavaPackage(_py4jni.Namespace):
     """A Java package name: attributes are sub-packages or classes (resolved once and
     cached); calling a package raises TypeError."""
 
-    def __init__(self, fqn: str, client: Any, view: "JVMView | None" = None) -> None:
+    def __init__(self, fqn: str, gateway_client: Any, jvm_id: str | None = None) -> None:
         self.__dict__["_fqn"] = fqn
-        self.__dict__["_gateway_client"] = client
+        self.__dict__["_gateway_client"] = gateway_client
+        # py4j's: the id of the view the package was reached from (its names are
+        # qualified, so each view resolves them alike)
+        self.__dict__["_jvm_id"] = jvm_id
 
     def _resolve(self, name: str) -> Any:
         """Resolves ``<package>.name`` (one transport call), caching the answer."""
@@ -332,7 +341,7 @@ class JavaPackage(_py4jni.Namespace):
         fqn = f"{self._fqn}.{name}"
         found = self._gateway_client.resolve(None, fqn)
         if found is None:
-            found = JavaPackage(fqn, self._gateway_client)
+            found = JavaPackage(fqn, self._gateway_client, self._jvm_id)
         self.__dict__[name] = found  # classes and packages do not change: cache
         return found
 
@@ -353,12 +362,29 @@ class JVMView(_py4jni.Namespace):
     ``view.ArrayList`` resolves through the imports; ``view.java.util`` is a package.
     """
 
-    def __init__(self, client: Any, view_ref: Any = None, name: str = "default") -> None:
-        self.__dict__["_gateway_client"] = client
-        self.__dict__["_view"] = view_ref  # JavaObject of the view, None = default view
-        self.__dict__["_id"] = name
-        self.__dict__["_resolved"] = set()  # names cached in __dict__ by _resolve
-        self.__dict__["_lock"] = _thread.allocate_lock()
+    def __init__(self, gateway_client: Any, jvm_name: str, id: str | None = None,  # noqa: A002
+                 jvm_object: Any = None) -> None:
+        """py4j's: the view ``id`` (``"rj"``: the gateway's default view; socket mode:
+        ``"r"`` + the id of a Java JVMView object) or the JavaObject ``jvm_object`` of a
+        view that ``new_jvm_view`` made; ``jvm_name`` is the name it was given."""
+        d = self.__dict__
+        d["_gateway_client"] = gateway_client
+        d["_jvm_name"] = jvm_name
+        if id is not None:
+            if id != proto.DEFAULT_JVM_ID:  # another view, named by its object's id
+                jvm_object = _object_from_id(id[len(proto.REFERENCE_TYPE):]
+                                             if id.startswith(proto.REFERENCE_TYPE) else id,
+                                             gateway_client)
+            d["_id"] = id
+        elif jvm_object is not None:
+            d["_id"] = proto.REFERENCE_TYPE + jvm_object._target_id
+        else:
+            raise Py4JError("JVMView needs the id of a view or its jvm_object")
+        if jvm_object is not None:
+            d["_jvm_object"] = jvm_object  # py4j's: the Java view lives as long as this one
+        d["_view"] = jvm_object  # what the client resolves in; None: the default view
+        d["_resolved"] = set()  # names cached in __dict__ by _resolve
+        d["_lock"] = _thread.allocate_lock()
 
     def _resolve(self, name: str) -> Any:
         """Resolves ``name`` through this view's imports (one transport call), caching it."""
@@ -367,7 +393,7 @@ class JVMView(_py4jni.Namespace):
         _check_name(name, "package or class")
         found = self._gateway_client.resolve(self._view, name)
         if found is None:
-            found = JavaPackage(name, self._gateway_client)
+            found = JavaPackage(name, self._gateway_client, self._id)
         with self._lock:
             self.__dict__[name] = found
             self._resolved.add(name)
@@ -385,7 +411,7 @@ class JVMView(_py4jni.Namespace):
         return self._gateway_client.dir(self._view, "v") + [UserHelpAutoCompletion.KEY]
 
     def __repr__(self) -> str:
-        return f"<JVMView {self._id}>"
+        return f"<JVMView {self._jvm_name}>"
 
 
 def _check_name(name: Any, what: str) -> None:
@@ -476,7 +502,7 @@ class JavaGateway(_py4jni.Namespace):
     ``java_gateway_server`` is the GatewayServer object.
     """
 
-    java_process: Any  #: launch_gateway's child java process (None when embedded)
+    java_process: Any  #: py4j's: the java process of the server (None when not known)
     gateway_property: "GatewayProperty"  #: py4j's settings and proxy pool of the gateway
 
     _pinned_threads = False  # ClientServer: py4j's pinned-thread mode in socket mode
@@ -486,13 +512,13 @@ class JavaGateway(_py4jni.Namespace):
                  start_callback_server: bool = False, auto_convert: bool = False,
                  eager_load: bool = False, gateway_parameters: GatewayParameters | None = None,
                  callback_server_parameters: CallbackServerParameters | None = None,
-                 python_server_entry_point: Any = None, *, mode: str | None = None,
-                 classpath: str | Sequence[str] | None = None,
+                 python_server_entry_point: Any = None, java_process: Any = None, *,
+                 mode: str | None = None, classpath: str | Sequence[str] | None = None,
                  jvm_options: Iterable[str] = (), libjvm: str | None = None,
                  check_jni: bool = False, keep_signals: bool = False,
                  entry_point: Any = None, cds: bool | str = True,
                  interrupt_java: bool | None = None) -> None:
-        transport, classpath, entry_point = _choose_transport(
+        transport, classpath, entry_point, served = _choose_transport(
             mode, gateway_parameters, gateway_client, classpath, entry_point)
         if self._pinned_threads and transport.mode == "socket":
             transport = _transports.PINNED
@@ -508,20 +534,82 @@ class JavaGateway(_py4jni.Namespace):
         self._transport = transport
         self._mode = transport.mode
         from . import java_collections  # noqa: F401 - registers the collection wrappers
+        if served is _UNSERVED:  # made on first use: _settle
+            self.__dict__["_unserved"] = (_thread.allocate_lock(), interrupt_java)
+        elif served is not None:  # a program taken over in-process serves the port
+            gateway_client, entry_point = served.open(self.gateway_parameters)
+            self.__dict__["_served_by"] = served
+            _default_interrupt(gateway_client, interrupt_java)
         self._gateway_client = gateway_client if gateway_client is not None else \
             transport.connect(self, classpath, jvm_options, libjvm, check_jni, keep_signals,
                               cds)
         if gateway_client is None and transport.mode == "inproc":
-            if interrupt_java is None:
-                interrupt_java = os.environ.get("PY4JNI_INTERRUPT_JAVA", "1") != "0"
-            self._gateway_client.interrupt_java = interrupt_java
+            _default_interrupt(self._gateway_client, interrupt_java)
         self._install_converter()
         transport.attach(self)
-        self.java_gateway_server = transport.gateway_server(self._gateway_client)
-        self.jvm = JVMView(self._gateway_client)
-        self.entry_point = self._make_entry_point(entry_point)
+        if served is not _UNSERVED:
+            self._make_objects(entry_point)
         transport.attach_after(self, start_callback_server, callback_server_parameters is not None)
         _describe_client(self)
+        if self.gateway_parameters.eager_load:
+            self._eager_load()
+        self.java_process = java_process
+
+    def _make_objects(self, entry_point: Any) -> None:
+        """py4j's ``java_gateway_server``, ``jvm`` and ``entry_point`` of the gateway."""
+        self.java_gateway_server = self._transport.gateway_server(self._gateway_client)
+        self.jvm = JVMView(self._gateway_client, proto.DEFAULT_JVM_NAME,
+                           id=proto.DEFAULT_JVM_ID)
+        self.entry_point = self._make_entry_point(entry_point)
+
+    def _eager_load(self) -> None:
+        """py4j's ``eager_load``: a first call at construction, so that a server that is
+        not there raises Py4JNetworkError now; the gateway is shut down first."""
+        try:
+            self.jvm.System.currentTimeMillis()
+        except Exception:
+            self.shutdown()
+            raise
+
+    def _settle(self) -> None:
+        """The first use of a gateway whose port nothing served when it was made (under
+        the py4j switch; py4jni/_switch.py ``mode_for``): asks again. A program taken
+        over in-process now serving the port makes this gateway in-process over it; a
+        py4j server listening there makes it a socket gateway to that server; else
+        py4j's Py4JNetworkError, and the next use asks again."""
+        from . import _switch
+        lock, interrupt_java = self.__dict__["_unserved"]
+        with lock:
+            if "_unserved" not in self.__dict__:
+                return  # another thread settled it meanwhile
+            if self._gateway_client.closed:
+                raise Py4JError("py4jni: the gateway has been shut down")
+            params = self.gateway_parameters
+            address, port = params.address or DEFAULT_ADDRESS, params.port
+            served = _switch.served_in_process(address, port)
+            if served is None:
+                failure = _switch.probe(address, port)
+                if failure is not None:
+                    raise Py4JNetworkError(f"An error occurred while trying to connect to "
+                                           f"the Java server ({address}:{port})", failure)
+                _switch.say_socket(address, port)
+                self._make_objects(None)
+                del self.__dict__["_unserved"]
+                _describe_client(self)
+                return
+            client, entry_point = served.open(params)
+            _default_interrupt(client, interrupt_java)
+            old = self._gateway_client
+            self.shutdown_callback_server()
+            for name in ("_socket_callbacks", "_callback_server", "_python_proxy_port"):
+                self.__dict__.pop(name, None)
+            self.__dict__["_served_by"] = served
+            self.set_gateway_client(client)
+            self.entry_point = entry_point
+            self._transport.attach(self)
+            del self.__dict__["_unserved"]
+            _describe_client(self)
+            old.shutdown()
 
     # -- set-up -------------------------------------------------------------------
     def _install_converter(self) -> None:
@@ -556,8 +644,10 @@ class JavaGateway(_py4jni.Namespace):
     # -- py4j API -------------------------------------------------------------------
     def new_jvm_view(self, name: str = "custom jvm") -> JVMView:
         """A new JVMView with its own imports (``java.lang.*`` only)."""
+        if "_unserved" in self.__dict__:
+            self._settle()
         ref = self._gateway_client.view_new(name)
-        return JVMView(self._gateway_client, ref, name)
+        return JVMView(self._gateway_client, name, jvm_object=ref)
 
     def new_array(self, java_class: Any, *dimensions: int) -> Any:
         """A new Java array of ``java_class`` (``gw.jvm.int`` for primitives)."""
@@ -600,19 +690,11 @@ class JavaGateway(_py4jni.Namespace):
                        create_new_process_group: bool = False, enable_auth: bool = False,
                        cwd: str | None = None, use_shell: bool = False,
                        **gateway_kwargs: Any) -> "JavaGateway":
-        """Starts py4j's GatewayServer in a child ``java`` process and returns a socket-mode
-        gateway to it; ``shutdown()`` stops that process. Under the py4j switch in
-        in-process mode, no child is started: the gateway is the embedded JVM with this
-        ``classpath`` (and ``javaopts``)."""
-        from . import _switch
-        switch = _switch.settings()
-        if switch is not None and switch.mode == "inproc" and \
-                "gateway_client" not in gateway_kwargs:
-            gateway_kwargs.pop("gateway_parameters", None)
-            cp = os.pathsep.join(p for p in (classpath, switch.classpath or "") if p)
-            embedded = cls(classpath=cp or None, jvm_options=list(javaopts), **gateway_kwargs)
-            embedded.java_process = None  # no child process
-            return embedded
+        """py4j's: ``launch_gateway(...)`` (see py4jni.launcher: py4j's GatewayServer in a
+        child ``java``; under the py4j switch in in-process mode, served by the embedded
+        JVM instead), then a gateway to its port whose ``java_process`` is the server's
+        process; ``shutdown()`` stops that server. py4jni's ``gateway_kwargs`` go to the
+        gateway (a ClientServer's launch_gateway makes a JavaGateway, as py4j's)."""
         from .launcher import launch_gateway
         out = launch_gateway(port, jarpath, classpath, javaopts, die_on_exit, redirect_stdout,
                              redirect_stderr, daemonize_redirect, java_path,
@@ -620,24 +702,39 @@ class JavaGateway(_py4jni.Namespace):
         the_port, token, proc = out if enable_auth else (out[0], None, out[1])
         params = gateway_kwargs.pop("gateway_parameters", None) or GatewayParameters()
         params.port, params.auth_token = the_port, token
-        gateway = cls(gateway_parameters=params, **gateway_kwargs)
-        gateway.java_process = proc
-        gateway.__dict__["_java_dies_on_exit"] = die_on_exit
+        gateway_class = JavaGateway if cls._pinned_threads else cls
+        gateway = gateway_class(gateway_parameters=params, java_process=proc, **gateway_kwargs)
+        if isinstance(proc, _subprocess().Popen):  # a child java: waited for at shutdown
+            gateway.__dict__["_launched"] = (proc, die_on_exit)
         return gateway
 
     def shutdown(self, raise_exception: bool = False) -> None:
-        """Closes the gateway: later use of its objects raises Py4JError. Socket mode:
-        as py4j, asks the GatewayServer to shut down (a server this gateway launched is
-        waited for, killed if it ignores the request; ``java_process`` stays readable;
-        as py4j, one launched with ``die_on_exit`` is left to end when its stdin closes,
-        at the latest when this process exits). In-process the JVM stays up (a JVM
-        cannot be restarted in one process)."""
+        """Closes the gateway: later use of its objects raises Py4JError. As py4j, asks
+        the server to shut down: in socket mode the GatewayServer (a server that
+        ``launch_gateway`` started is waited for, killed if it ignores the request; as
+        py4j, one launched with ``die_on_exit`` is left to end when its stdin closes, at
+        the latest when this process exits); in-process, a program's server this
+        gateway reached in-process; the JVM itself stays up (a JVM cannot be restarted
+        in one process). ``java_process`` is left as it is, as py4j does."""
+        if "_unserved" in self.__dict__:
+            try:
+                self._settle()  # a server now there is the one py4j's shutdown reaches
+            except Py4JNetworkError:
+                pass
         from . import _hooks
         _hooks.before_shutdown(self)
         self._transport.stop_server(self, raise_exception)
-        proc = self.__dict__.get("java_process")
-        if proc is not None and proc.poll() is None and \
-                not self.__dict__.get("_java_dies_on_exit"):
+        served = self.__dict__.get("_served_by")
+        if served is not None:
+            try:
+                served.shutdown()
+            except Exception:  # noqa: BLE001
+                if raise_exception:
+                    raise
+                _log().info("Exception while shutting down the in-process server",
+                            exc_info=True)
+        proc, dies_on_exit = self.__dict__.get("_launched", (None, False))
+        if proc is not None and proc.poll() is None and not dies_on_exit:
             try:
                 if proc.stdin:
                     proc.stdin.close()  # --die-on-broken-pipe servers exit on EOF
@@ -650,10 +747,10 @@ class JavaGateway(_py4jni.Namespace):
 
     def close(self, keep_callback_server: bool = False,
               close_callback_server_connections: bool = False) -> None:
-        """Closes this gateway's connections, leaving the GatewayServer running (socket
-        mode; the callback server too when ``keep_callback_server``). In-process the
-        same as shutdown."""
-        if not self._transport.closes_only():
+        """Closes this gateway's connections, leaving the server running (socket mode, and
+        a program's server reached in-process; the callback server too when
+        ``keep_callback_server``). In-process otherwise the same as shutdown."""
+        if not self._transport.closes_only() and "_served_by" not in self.__dict__:
             self.shutdown()
             return
         from . import _hooks
@@ -712,7 +809,7 @@ class JavaGateway(_py4jni.Namespace):
         self._gateway_client = gateway_client
         self._install_converter()
         self.java_gateway_server = transport.gateway_server(gateway_client)
-        self.jvm = JVMView(gateway_client)
+        self.jvm = JVMView(gateway_client, proto.DEFAULT_JVM_NAME, id=proto.DEFAULT_JVM_ID)
         self.entry_point = transport.default_entry_point(gateway_client)
         state = self.__dict__.get("_socket_callbacks")
         if state is not None:  # Java's proxies reach Python through the new client too
@@ -721,9 +818,15 @@ class JavaGateway(_py4jni.Namespace):
             gateway_client.proxy_hook = state.proxy_text
 
     def _resolve(self, name: str) -> Any:
-        """Unknown gateway attributes are the entry point's (py4j's rule)."""
+        """Unknown gateway attributes are the entry point's (py4j's rule). A gateway
+        whose port nothing served when it was made settles first (``jvm``,
+        ``entry_point`` and ``java_gateway_server`` are made then)."""
         if name.startswith("_"):
             raise AttributeError(name)
+        if "_unserved" in self.__dict__:
+            self._settle()
+            if name in self.__dict__:
+                return self.__dict__[name]
         ep = self.__dict__.get("entry_point")
         if ep is None:
             raise Py4JError(f"the gateway has no entry point (looking up {name!r})")
@@ -736,30 +839,52 @@ class JavaGateway(_py4jni.Namespace):
         self.shutdown()
 
 
+#: ``_choose_transport``'s answer for a gateway whose port nothing serves (under the py4j
+#: switch): a socket gateway whose objects are made on first use (JavaGateway._settle).
+_UNSERVED = "unserved"
+
+
 def _choose_transport(mode: str | None, gateway_parameters: Any, gateway_client: Any,
-                      classpath: Any, entry_point: Any) -> tuple[Any, Any, Any]:
+                      classpath: Any, entry_point: Any) -> tuple[Any, Any, Any, Any]:
     """The one place a gateway's transport is decided: an explicit ``mode``, else the
-    mode of a given client, else the py4j switch's PY4JNI_MODE (``python -m py4jni
-    run`` / PY4JNI_AS_PY4J=1), else socket when ``gateway_parameters`` were given.
-    Returns (transport, classpath, entry_point), the latter two completed from the switch
-    (transport: a py4jni/_transports.py Transport, which the gateway then asks instead of
-    testing the mode)."""
+    mode of a given client, else the py4j switch's launcher rule (``python -m py4jni
+    run`` / PY4JNI_AS_PY4J=1: py4jni/_switch.py ``mode_for``), else socket when
+    ``gateway_parameters`` were given. Returns (transport, classpath, entry_point,
+    served): the transport (a py4jni/_transports.py Transport, which the gateway then
+    asks instead of testing the mode), classpath and entry_point completed from the
+    switch, and ``served``: None, the ``_switch.InProcessServer`` of a program taken
+    over in-process that serves the parameters' port, or ``_UNSERVED``."""
     # The switch is installed by importing py4jni._switch; unimported, it is off (and
     # importing it here would cost the first gateway ~10 ms of importlib machinery).
     _switch = sys.modules.get(__package__ + "._switch")
     switch = _switch.settings() if _switch is not None else None
+    served = None
     if mode is None and isinstance(gateway_client, _py4jni.Client):
         mode = gateway_client.kind
     if mode is None and _switch is not None and switch is not None:
-        mode = _switch.mode_for(gateway_parameters)  # the launcher rule
+        rule = _switch.mode_for(gateway_parameters)  # the launcher rule
+        if rule == _switch.UNSERVED:
+            mode, served = "socket", _UNSERVED
+        elif isinstance(rule, _switch.InProcessServer):
+            mode, served = "inproc", rule
+        else:
+            mode = rule
     if mode is None:
         mode = "socket" if gateway_parameters is not None else "inproc"
     if mode not in ("inproc", "socket"):
         raise ValueError(f"mode must be 'inproc' or 'socket', not {mode!r}")
-    if switch is not None and mode == "inproc":
+    if switch is not None and mode == "inproc" and served is None:
         classpath = classpath or switch.classpath
         entry_point = entry_point or switch.entry_point
-    return _transports.TRANSPORTS[mode], classpath, entry_point
+    return _transports.TRANSPORTS[mode], classpath, entry_point, served
+
+
+def _default_interrupt(client: Any, interrupt_java: bool | None) -> None:
+    """An in-process client's Ctrl-C rule: ``interrupt_java``, else PY4JNI_INTERRUPT_JAVA
+    (default on)."""
+    if interrupt_java is None:
+        interrupt_java = os.environ.get("PY4JNI_INTERRUPT_JAVA", "1") != "0"
+    client.interrupt_java = interrupt_java
 
 
 def _set_tls(client: Any, params: Any, serve_params: Any = None,
@@ -802,9 +927,10 @@ def _describe_client(gateway: "JavaGateway") -> None:
     gateway.gateway_property = client.gateway_property
     client.converters = proto.INPUT_CONVERTER if gateway._auto_convert else None
     client.auto_field = params.auto_field
-    if isinstance(gateway.entry_point, JavaObject):  # JavaObject("t", client)
+    entry_point = gateway.__dict__.get("entry_point")  # (made later when unserved)
+    if isinstance(entry_point, JavaObject):  # JavaObject("t", client)
         import weakref
-        client._entry_point = weakref.ref(gateway.entry_point)
+        client._entry_point = weakref.ref(entry_point)
 
 
 def _object_from_id(target_id: str, client: Any) -> Any:

@@ -657,7 +657,9 @@ class _GatewayCallbacks:
         if gateway is None:
             return
         port, address = server.get_listening_port(), server.get_listening_address()
-        java_server = gateway.java_gateway_server
+        java_server = gateway.__dict__.get("java_gateway_server")
+        if java_server is None:  # a port nothing served yet (JavaGateway._settle)
+            raise Py4JNetworkError("py4jni: the gateway's server is not there yet")
         try:
             java_port = java_server.getPythonPort()
             java_address = java_server.getPythonAddress()

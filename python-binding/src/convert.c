@@ -591,8 +591,13 @@ PyObject *p4j_raise_call(ClientObject *cl, p4j_error *err, const char *target,
         return PyErr_NoMemory();
     case P4J_ERR_NETWORK:
         type = p4j_reg.Py4JNetworkError;
-        if (err->timed_out && type) { /* py4j's cause of a time-out: socket.timeout */
-            PyObject *cause = PyObject_CallFunction(PyExc_TimeoutError, "s", msg);
+        if ((err->timed_out || err->os_errno) && type) {
+            /* py4j's cause: socket.timeout for a time-out, else the OSError (e.g.
+             * ConnectionRefusedError: OSError picks the subclass of its errno) */
+            PyObject *cause =
+                err->timed_out ? PyObject_CallFunction(PyExc_TimeoutError, "s", msg)
+                               : PyObject_CallFunction(PyExc_OSError, "is", err->os_errno,
+                                                       strerror(err->os_errno));
             PyObject *exc = cause ? PyObject_CallFunction(type, "sO", msg, cause) : NULL;
             Py_XDECREF(cause);
             if (exc) {

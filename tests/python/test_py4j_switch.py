@@ -143,17 +143,71 @@ def test_clientserver_with_socket_parameters_never_embeds(inproc_gateway):
 
 
 def test_launch_gateway_under_the_switch_embeds(tmp_path):
+    # JavaGateway.launch_gateway: no child java; the gateway is in-process, its
+    # java_process the embedded server, which (die_on_exit) ends when its stdin closes
     script = tmp_path / "launcher_program.py"
     script.write_text(textwrap.dedent(f'''
+        import os
         from py4j.java_gateway import JavaGateway
         gw = JavaGateway.launch_gateway(classpath={fixtures_jar()!r}, die_on_exit=True)
-        print(gw._mode, getattr(gw, "java_process", None),
-              gw.jvm.org.py4jni.fixtures.Strings.echo("ok"))
+        proc = gw.java_process
+        print(gw._mode, type(proc).__name__, proc.pid, proc.poll(),
+              gw.jvm.org.py4jni.fixtures.Strings.echo("ok"),
+              gw.jvm.java.lang.ProcessHandle.current().pid() == os.getpid())
+        gw.shutdown()
+        print("after-shutdown", proc.poll())
+        proc.stdin.close()
+        print("after-stdin", proc.wait(timeout=5))
     '''))
     out = subprocess.run([sys.executable, "-m", "py4jni", "run", str(script)],
                          capture_output=True, text=True, timeout=120, env=env_for())
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["inproc", "None", "ok"]
+    assert out.stdout.split() == ["inproc", "EmbeddedGatewayServer", "None", "None", "ok",
+                                  "True", "after-shutdown", "None", "after-stdin", "0"]
+
+
+def test_module_launch_gateway_under_the_switch_serves_its_port_in_process(tmp_path):
+    # py4j's launch_gateway(): the port it returns is served by the embedded JVM (a
+    # gateway to it is in-process, with the token it returned), until the process it
+    # returned is killed; nothing else listens on that port meanwhile
+    script = tmp_path / "launcher_program.py"
+    script.write_text(textwrap.dedent(f'''
+        import os, socket
+        from py4j.java_gateway import GatewayParameters, JavaGateway, launch_gateway
+        from py4j.protocol import Py4JAuthenticationError, Py4JError, Py4JNetworkError
+        port, token, proc = launch_gateway(classpath={fixtures_jar()!r}, enable_auth=True,
+                                           return_proc=True)
+        gw = JavaGateway(gateway_parameters=GatewayParameters(port=port, auth_token=token))
+        here = gw.jvm.java.lang.ProcessHandle.current().pid() == os.getpid()
+        print(gw._mode, here, gw.jvm.org.py4jni.fixtures.Strings.echo("ok"), len(token) > 20)
+        try:
+            JavaGateway(gateway_parameters=GatewayParameters(port=port, auth_token="wrong"))
+        except Py4JAuthenticationError as e:
+            print("refused", e)
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            print("listening")
+        except OSError:
+            print("not-listening")
+        proc.kill()
+        print("killed", proc.poll(), proc.wait(timeout=1))
+        try:
+            gw.jvm.java.lang.System.currentTimeMillis()
+        except Py4JError as e:
+            print("gateway-closed")
+        try:
+            JavaGateway(gateway_parameters=GatewayParameters(port=port, auth_token=token,
+                                                             eager_load=True))
+        except Py4JNetworkError as e:
+            print("unserved", str(e) == f"An error occurred while trying to connect to the "
+                                        f"Java server (127.0.0.1:{{port}})")
+    '''))
+    out = subprocess.run([sys.executable, "-m", "py4jni", "run", str(script)],
+                         capture_output=True, text=True, timeout=120, env=env_for())
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "inproc True ok True", "refused Failed to authenticate with gateway server.",
+        "not-listening", "killed -9 -9", "gateway-closed", "unserved True"], out.stdout
 
 
 def test_python_m_py4jni_help_is_plain_text_on_stdout():
