@@ -60,6 +60,12 @@ class _Alias(importlib.abc.Loader):
         pass  # already executed under its py4jni name
 
 
+def counterpart(name: str) -> str:
+    """The py4jni module that stands for py4j's module ``name`` (``py4j`` itself: the
+    package py4jni/_as_py4j.py, holding py4j's ``__version__``)."""
+    return "py4jni._as_py4j" if name == "py4j" else "py4jni" + name[len("py4j"):]
+
+
 class _Finder(importlib.abc.MetaPathFinder):
     """Answers ``py4j`` and ``py4j.*`` imports with py4jni's modules (before any
     installed py4j)."""
@@ -67,7 +73,7 @@ class _Finder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         if fullname != "py4j" and not fullname.startswith("py4j."):
             return None
-        real = "py4jni" + fullname[len("py4j"):]
+        real = counterpart(fullname)
         if importlib.util.find_spec(real) is None:
             return None  # e.g. py4j.tests: no py4jni counterpart
         return importlib.util.spec_from_loader(fullname, _Alias(real),

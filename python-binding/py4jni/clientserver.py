@@ -378,7 +378,8 @@ class PythonParameters(CallbackServerParameters):
     def __init__(self, address: str = DEFAULT_ADDRESS, port: int = DEFAULT_PYTHON_PROXY_PORT,
                  daemonize: bool = False, daemonize_connections: bool = False,
                  eager_load: bool = True, ssl_context: Any = None, auto_gc: bool = False,
-                 accept_timeout: Any = None, read_timeout: float | None = None,
+                 accept_timeout: Any = DEFAULT_ACCEPT_TIMEOUT_PLACEHOLDER,
+                 read_timeout: float | None = None,
                  propagate_java_exceptions: bool = False,
                  auth_token: str | None = None) -> None:
         super().__init__(address, port, daemonize, daemonize_connections, eager_load,

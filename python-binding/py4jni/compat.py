@@ -69,9 +69,9 @@ def bytetostr(b: bytes) -> str:
     return str(b, encoding="ascii")
 
 
-def strtobyte(b: str) -> bytes:
+def strtobyte(s: str) -> bytes:
     """A str as ASCII bytes."""
-    return bytes(b, encoding="ascii")
+    return bytes(s, encoding="ascii")
 
 
 def hasattr2(obj: Any, attr: str) -> bool:

@@ -353,15 +353,17 @@ class JavaList(JavaObject, MutableSequence["Any"]):
             i = max(0, i + size)
         self.add(min(i, size), value)
 
-    def extend(self, values: Any) -> None:
+    def extend(self, other_list: Any) -> None:
         """``addAll``: a Java collection directly, a Python iterable converted in one call."""
-        self.addAll(_as_java_collection(self._gateway_client, values))
+        self.addAll(_as_java_collection(self._gateway_client, other_list))
 
-    def pop(self, index: Any = -1) -> Any:
+    def pop(self, key: Any = None) -> Any:
+        """Removes and returns the element at index ``key`` (None: the last one, as py4j;
+        negative from the end); IndexError when out of range or empty."""
         size = self.size()
         if size == 0:
             raise IndexError("pop from empty list")
-        i = _norm(_index(index), size, "pop")
+        i = _norm(_index(-1 if key is None else key), size, "pop")
         return _member(self, "remove")(i)
 
     def remove(self, value: Any) -> None:

@@ -307,7 +307,8 @@ class CallbackServerParameters:
     def __init__(self, address: str = DEFAULT_ADDRESS, port: int = DEFAULT_PYTHON_PROXY_PORT,
                  daemonize: bool = False, daemonize_connections: bool = False,
                  eager_load: bool = True, ssl_context: Any = None,
-                 accept_timeout: Any = None, read_timeout: float | None = None,
+                 accept_timeout: Any = DEFAULT_ACCEPT_TIMEOUT_PLACEHOLDER,
+                 read_timeout: float | None = None,
                  propagate_java_exceptions: bool = False,
                  auth_token: str | None = None) -> None:
         self.address = address
@@ -316,7 +317,9 @@ class CallbackServerParameters:
         self.daemonize_connections = daemonize_connections
         self.eager_load = eager_load
         self.ssl_context = ssl_context
-        self.accept_timeout = accept_timeout
+        if accept_timeout == DEFAULT_ACCEPT_TIMEOUT_PLACEHOLDER:  # py4j's: read now
+            accept_timeout = DEFAULT_CALLBACK_SERVER_ACCEPT_TIMEOUT
+        self.accept_timeout = accept_timeout  # py4j's accept poll; py4jni's wakes at once
         self.read_timeout = read_timeout
         self.propagate_java_exceptions = propagate_java_exceptions
         self.auth_token = auth_token
@@ -449,6 +452,30 @@ def set_field(java_object: Any, field_name: str, value: Any) -> None:
 def get_method(java_object: Any, method_name: str) -> JavaMember:
     """The JavaMember ``method_name`` of ``java_object``, even when Python shadows it."""
     return _py4jni.member(java_object, method_name)
+
+
+def _member_from_parts(name: str, container: Any, target_id: str,
+                       gateway_client: Any) -> JavaMember:
+    """py4j's ``JavaMember(name, container, target_id, gateway_client)``: the member
+    ``name`` of ``container`` (a JavaObject, or a JavaClass for a static member) whose
+    id is ``target_id`` (``"z:<fqn>"`` for a class), else of what ``target_id`` names:
+    ``"z:<fqn>"`` the class, another id the object (``JavaObject(target_id,
+    gateway_client)``: any id in socket mode, the entry point ``"t"`` in-process)."""
+    if not isinstance(name, str) or not isinstance(target_id, str):
+        raise TypeError("JavaMember(name, container, target_id, gateway_client): name and "
+                        "target_id are str")
+    static = target_id.startswith(proto.STATIC_PREFIX)
+    if static and isinstance(container, JavaClass) and \
+            target_id == proto.STATIC_PREFIX + container._fqn:
+        owner: Any = container
+    elif not static and isinstance(container, JavaObject) and \
+            target_id == container._target_id:
+        owner = container
+    elif static:
+        owner = JavaClass(target_id[len(proto.STATIC_PREFIX):], gateway_client)
+    else:
+        owner = JavaObject(target_id, gateway_client)
+    return _py4jni.member(owner, name)
 
 
 def get_java_class(java_class: JavaClass) -> JavaObject:
@@ -684,7 +711,8 @@ class JavaGateway(_py4jni.Namespace):
 
     @classmethod
     def launch_gateway(cls, port: int = 0, jarpath: str = "", classpath: str = "",
-                       javaopts: Sequence[str] = (), die_on_exit: bool = False,
+                       javaopts: Sequence[str] = [],  # noqa: B006 - py4j's default, read only
+                       die_on_exit: bool = False,
                        redirect_stdout: Any = None, redirect_stderr: Any = None,
                        daemonize_redirect: bool = True, java_path: str = "java",
                        create_new_process_group: bool = False, enable_auth: bool = False,
@@ -806,6 +834,7 @@ class JavaGateway(_py4jni.Namespace):
         self._transport, self._mode = transport, transport.mode
         gateway_client.converters = proto.INPUT_CONVERTER if self._auto_convert else None
         gateway_client.gateway_property = self.gateway_property
+        gateway_client._keep_dropped = not self.gateway_parameters.enable_memory_management
         self._gateway_client = gateway_client
         self._install_converter()
         self.java_gateway_server = transport.gateway_server(gateway_client)
@@ -927,6 +956,7 @@ def _describe_client(gateway: "JavaGateway") -> None:
     gateway.gateway_property = client.gateway_property
     client.converters = proto.INPUT_CONVERTER if gateway._auto_convert else None
     client.auto_field = params.auto_field
+    client._keep_dropped = not params.enable_memory_management
     entry_point = gateway.__dict__.get("entry_point")  # (made later when unserved)
     if isinstance(entry_point, JavaObject):  # JavaObject("t", client)
         import weakref
@@ -957,7 +987,7 @@ class GatewayClient(metaclass=_ClientType):
 
     def __new__(cls, address: str = DEFAULT_ADDRESS, port: int = DEFAULT_PORT,
                 auto_close: bool = True, gateway_property: Any = None,
-                ssl_context: Any = None, gateway_parameters: Any = None,
+                ssl_context: Any = None, gateway_parameters: Any = None, *,
                 read_timeout: float | None = None, auth_token: str | None = None) -> Any:
         params = gateway_parameters or GatewayParameters(
             address=address, port=port, auto_close=auto_close, ssl_context=ssl_context,

@@ -49,7 +49,8 @@ def _drain(stream: Any, sink: Any) -> None:
 
 
 def launch_gateway(port: int = 0, jarpath: str = "", classpath: str = "",
-                   javaopts: Sequence[str] = (), die_on_exit: bool = False,
+                   javaopts: Sequence[str] = [],  # noqa: B006 - py4j's default, read only
+                   die_on_exit: bool = False,
                    redirect_stdout: Any = None, redirect_stderr: Any = None,
                    daemonize_redirect: bool = True, java_path: str | None = "java",
                    create_new_process_group: bool = False, enable_auth: bool = False,

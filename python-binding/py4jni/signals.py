@@ -22,11 +22,11 @@ def ismethod(obj: Any) -> bool:
     return isinstance(obj, MethodType)
 
 
-def make_id(obj: Any) -> Any:
+def make_id(func: Any) -> Any:
     """An identifier for a receiver or sender: bound methods by (instance, function)."""
-    if hasattr(obj, "__func__") and hasattr(obj, "__self__"):
-        return (id(obj.__self__), id(obj.__func__))
-    return id(obj)
+    if ismethod(func):
+        return (id(func.__self__), id(func.__func__))
+    return id(func)
 
 
 NONE_ID = make_id(None)

@@ -100,7 +100,7 @@ _next_number = itertools.count()
 
 class PythonProxyPool:
     """The Python objects Java holds proxies of, by py4j id (thread-safe). py4j's
-    interface: ``pool[id]``, ``del pool[id]``, ``pool.put(obj, force_id=None)``,
+    interface: ``pool[id]``, ``del pool[id]``, ``pool.put(object, force_id=None)``,
     ``pool.clear()``, ``id in pool``, ``len(pool)``; plus ``release(id)``.
 
     As py4j's: each ``put`` is an entry of its own, with a new id (the same object
@@ -112,11 +112,11 @@ class PythonProxyPool:
         self.lock = threading.Lock()
         self.dict: dict[str, Any] = {}      # id -> object (callbacks read it unlocked)
 
-    def put(self, obj: Any, force_id: str | None = None) -> str:
-        """Adds ``obj`` under a new id (or ``force_id``); returns the id."""
+    def put(self, object: Any, force_id: str | None = None) -> str:  # noqa: A002 - py4j's
+        """Adds ``object`` under a new id (or ``force_id``); returns the id."""
         with self.lock:
             pid = force_id or PYTHON_PROXY_PREFIX + str(next(_next_number))
-            self.dict[pid] = obj
+            self.dict[pid] = object
             return pid
 
     def release(self, pid: str) -> bool:
@@ -271,15 +271,35 @@ def _signal(name: str, sender: Any, **params: Any) -> None:
 
 class CallbackConnection:
     """One connection from Java's callback client, served on a daemon thread of its own
-    until Java closes it or the server shuts down."""
+    until Java closes it or the server shuts down. py4j's parameters: the server's
+    ``pool``, the connection's ``input`` stream (None: one is made over the socket), the
+    accepted ``socket_instance``, the ``gateway_client`` the callbacks call Java
+    through, the ``callback_server_parameters`` (None: the server's) and the
+    ``callback_server`` it belongs to (CallbackServer._create_connection makes them)."""
 
-    def __init__(self, server: "CallbackServer", sock: socket.socket, number: int) -> None:
-        self.server = server
-        self.socket: socket.socket | None = sock
+    def __init__(self, pool: PythonProxyPool, input: Any,  # noqa: A002 - py4j's name
+                 socket_instance: socket.socket, gateway_client: Any,
+                 callback_server_parameters: Any, callback_server: "CallbackServer") -> None:
+        self.pool = pool
+        self.input = input
+        # weak, as the server's: a connection must not keep a dropped gateway's client
+        self._client_ref = (weakref.ref(gateway_client) if gateway_client is not None
+                            else callback_server._client_ref)
+        self.callback_server_parameters = (callback_server_parameters or
+                                           callback_server.callback_server_parameters)
+        self.callback_server = self.server = callback_server
+        self.socket: socket.socket | None = socket_instance
+        self.daemon = True  # always (docs/deviations.md): py4j's daemonize_connections
         self.thread: threading.Thread | None = threading.Thread(
-            target=self.run, daemon=True, name=f"py4jni-callback-connection-{number}")
+            target=self.run, daemon=True,
+            name=f"py4jni-callback-connection-{callback_server._accepted}")
         self._stopped = threading.Lock()  # held once server_connection_stopped was sent
         self._reset = False  # close with a RST (py4j's set_linger)
+
+    @property
+    def gateway_client(self) -> Any:
+        """py4j's: the client the callbacks call Java through (None once it is gone)."""
+        return self._client_ref()
 
     def start(self) -> None:
         if self.thread is not None:
@@ -332,13 +352,13 @@ class CallbackConnection:
             sock.close()
             self.socket = None  # py4j's: an ended connection has no socket
             return
-        rfile = sock.makefile("rb")
+        rfile = self.input if self.input is not None else sock.makefile("rb")
         readline = rfile.readline
         sendall = sock.sendall
-        client_ref = server._client_ref
-        pool = server.pool
-        propagate = bool(server.callback_server_parameters.propagate_java_exceptions)
-        token = server.auth_token
+        client_ref = self._client_ref
+        pool = self.pool
+        propagate = bool(self.callback_server_parameters.propagate_java_exceptions)
+        token = self.callback_server_parameters.auth_token
         # What the previous answer referred to (its arguments, result, conversions) is
         # released once the next answer is sent: by then Java has read that answer, at
         # least on every thread that does not stall between the two.
@@ -504,7 +524,8 @@ class CallbackServer:
         """The object serving an accepted connection (py4j's hook; ``start()`` and
         ``close()``): a CallbackConnection (py4jni.clientserver.PythonServer makes
         ClientServerConnections)."""
-        return CallbackConnection(self, socket_instance, self._accepted)
+        return CallbackConnection(self.pool, stream, socket_instance, self.gateway_client,
+                                  self.callback_server_parameters, self)
 
     def close(self) -> None:
         """Closes every open callback connection (Java opens new ones when it needs to)."""

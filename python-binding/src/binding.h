@@ -23,6 +23,8 @@ typedef struct ClientObject {
     PyObject *weakreflist;
     PyObject *dict;    /* py4j's GatewayClient attributes set by py4jni (address, port, ...) */
     int auto_field;    /* py4j's auto_field: JavaObject attributes read public fields first */
+    int keep_dropped;  /* py4j's enable_memory_management=False: a JavaObject Python drops
+                          is not released (Java keeps the object, as py4j's server does) */
     PyObject *pending; /* dict: id -> JavaObject of a Java exception being raised (so that
                           JavaObject(id, client) in get_return_value finds it), or NULL */
 } ClientObject;

@@ -38,6 +38,7 @@ static PyObject *client_wrap_new(p4j_client *c)
     cl->dict = NULL;
     cl->pending = NULL;
     cl->auto_field = 0;
+    cl->keep_dropped = 0;
     return (PyObject *)cl;
 }
 
@@ -518,18 +519,23 @@ static PyMethodDef client_methods[] = {
      "not apply."},
 #define API_METHOD(name, doc) \
     {#name, (PyCFunction)(void (*)(void))client_##name, METH_VARARGS | METH_KEYWORDS, doc}
-    API_METHOD(close, "py4j's close(): closes the client's connections (see py4jni._client_api)."),
-    API_METHOD(shutdown_gateway, "py4j's shutdown_gateway(): asks the server to shut down."),
+    /* "name($self, /, py4j's parameters)\n--\n\n": inspect.signature gives py4j's */
+    API_METHOD(close, "close($self, /)\n--\n\n"
+                      "py4j's: closes the client's connections (see py4jni._client_api)."),
+    API_METHOD(shutdown_gateway, "shutdown_gateway($self, /)\n--\n\n"
+                                 "py4j's: asks the server to shut down."),
     API_METHOD(garbage_collect_object,
-               "py4j's garbage_collect_object(target_id, enqueue=True): releases a Java "
-               "object by id."),
+               "garbage_collect_object($self, /, target_id, enqueue=True)\n--\n\n"
+               "py4j's: releases a Java object by id."),
     API_METHOD(send_command,
-               "py4j's send_command(command, retry=True, binary=False): raw py4j command text "
-               "(socket mode)."),
+               "send_command($self, /, command, retry=True, binary=False)\n--\n\n"
+               "py4j's: raw py4j command text (socket mode)."),
     API_METHOD(get_thread_connection,
-               "py4j's JavaClient.get_thread_connection(): this thread's connection object."),
+               "get_thread_connection($self, /)\n--\n\n"
+               "py4j's JavaClient method: this thread's connection object."),
     API_METHOD(set_thread_connection,
-               "py4j's JavaClient.set_thread_connection(connection)."),
+               "set_thread_connection($self, /, connection)\n--\n\n"
+               "py4j's JavaClient method: makes `connection` this thread's."),
 #undef API_METHOD
     {"global_ref_count", client_global_refs, METH_NOARGS,
      "Live JNI global references made by py4jni in this process (0 in socket mode)."},
@@ -549,6 +555,22 @@ static int client_set_auto_field(PyObject *self, PyObject *value, void *closure)
     if (on < 0)
         return -1;
     ((ClientObject *)self)->auto_field = on;
+    return 0;
+}
+
+static PyObject *client_get_keep_dropped(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(((ClientObject *)self)->keep_dropped);
+}
+
+static int client_set_keep_dropped(PyObject *self, PyObject *value, void *closure)
+{
+    (void)closure;
+    int on = value ? PyObject_IsTrue(value) : 0;
+    if (on < 0)
+        return -1;
+    ((ClientObject *)self)->keep_dropped = on;
     return 0;
 }
 
@@ -581,6 +603,9 @@ static PyGetSetDef client_getset[] = {
      "py4j's auto_field: attributes of JavaObjects read a public field when there is one "
      "(one extra transport call per attribute read).", NULL},
     {"closed", client_get_closed, NULL, "True after shutdown().", NULL},
+    {"_keep_dropped", client_get_keep_dropped, client_set_keep_dropped,
+     "py4j's enable_memory_management=False: JavaObjects Python drops are not released "
+     "(detach() still releases; in-process they live until the process ends).", NULL},
     {"deque", client_get_deque, NULL,
      "py4j's deque of idle connections: a live view of the transport's (socket mode; "
      "empty in-process), see py4jni._client_api.IdleConnections.", NULL},

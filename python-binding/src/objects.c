@@ -288,20 +288,44 @@ static PyObject *member_stream(PyObject *self, PyObject *args)
 
 static PyMethodDef member_methods[] = {
     {"stream", member_stream, METH_VARARGS,
-     "stream(*args): calls the method with py4j's binary protocol (socket mode); returns "
-     "a guard whose read() gives the bytes of the ReadableByteChannel it returned."},
+     "stream($self, /, *args)\n--\n\n"
+     "Calls the method with py4j's binary protocol (socket mode); returns a guard whose "
+     "read() gives the bytes of the ReadableByteChannel it returned."},
     {NULL, NULL, 0, NULL},
 };
+
+/* py4j's JavaMember(name, container, target_id, gateway_client): what
+ * py4jni.java_gateway._member_from_parts makes of them (a JavaMember of `container`, or
+ * of the object or class `target_id` names). Calls of a member never come here. */
+static PyObject *member_new_py(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    (void)type;
+    static char *kwlist[] = {"name", "container", "target_id", "gateway_client", NULL};
+    PyObject *name, *container, *target_id, *client;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOO:JavaMember", kwlist, &name, &container,
+                                     &target_id, &client))
+        return NULL;
+    PyObject *mod = PyImport_ImportModule("py4jni.java_gateway");
+    PyObject *fn = mod ? PyObject_GetAttrString(mod, "_member_from_parts") : NULL;
+    Py_XDECREF(mod);
+    if (!fn)
+        return NULL;
+    PyObject *r = PyObject_CallFunctionObjArgs(fn, name, container, target_id, client, NULL);
+    Py_DECREF(fn);
+    return r;
+}
 
 PyTypeObject JavaMemberType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "py4jni._py4jni.JavaMember",
-    .tp_doc = "A Java method bound to an object or class; calling it calls Java "
+    .tp_doc = "JavaMember(name, container, target_id, gateway_client)\n--\n\n"
+              "A Java method bound to an object or class; calling it calls Java "
               "(one transport call; arguments converted as py4j does).",
     .tp_basicsize = sizeof(JavaMemberObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_vectorcall_offset = offsetof(JavaMemberObject, vectorcall),
     .tp_call = PyVectorcall_Call,
+    .tp_new = member_new_py,
     .tp_dealloc = member_dealloc,
     .tp_repr = member_repr,
     .tp_methods = member_methods,
@@ -402,7 +426,7 @@ static void jobject_dealloc(PyObject *self)
     Py_CLEAR(o->dict);
     Py_CLEAR(o->methods);
     if (o->client) {
-        if (o->ref.handle)
+        if (o->ref.handle && !o->client->keep_dropped)
             o->client->c->ops->release(o->client->c, &o->ref);
         if (o->parked.handle) /* not expected: a pinned object is referenced by its call */
             o->client->c->ops->release(o->client->c, &o->parked);
@@ -770,7 +794,8 @@ static PyGetSetDef jobject_getset[] = {
 PyTypeObject JavaObjectType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "py4jni._py4jni.JavaObject",
-    .tp_doc = "A reference to a Java object. Any attribute is a Java method (a "
+    .tp_doc = "JavaObject(target_id, gateway_client)\n--\n\n" /* py4j's signature */
+              "A reference to a Java object. Any attribute is a Java method (a "
               "JavaMember); == calls equals, hash() hashCode, str() toString.",
     .tp_basicsize = sizeof(JavaObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
@@ -1071,7 +1096,8 @@ static PyGetSetDef jclass_getset[] = {
 PyTypeObject JavaClassType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "py4jni._py4jni.JavaClass",
-    .tp_doc = "A Java class: attributes are static members (fields read on every "
+    .tp_doc = "JavaClass(fqn, gateway_client)\n--\n\n" /* py4j's signature */
+              "A Java class: attributes are static members (fields read on every "
               "access), calling it constructs an instance.",
     .tp_basicsize = sizeof(JavaClassObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,

@@ -53,6 +53,17 @@ def py4j_jar() -> str | None:
     return found[0] if found else None
 
 
+def pyflink_python() -> str | None:
+    """PyFlink's venv interpreter (P4J_PYFLINK_PYTHON, .venv-pyflink: apache-flink pins
+    py4j 0.10.9.7) when it can import this build's extension (the same Python version)."""
+    python = os.environ.get("P4J_PYFLINK_PYTHON")
+    if not python or not os.path.exists(python):
+        return None
+    version = subprocess.run([python, "-c", "import sys; print(sys.version_info[:2])"],
+                             capture_output=True, text=True).stdout.strip()
+    return python if version == str(tuple(sys.version_info[:2])) else None
+
+
 SUMMARY: list[str] = []  # lines tests add with summary_line(), printed after the run
 
 # What this run owns (set at import, before any test starts a process or a JVM): one

@@ -1,21 +1,25 @@
-"""py4j's public surface: every public module-level name of py4j 0.10.9.9's modules
-exists in the same-named py4jni module (deviations are listed, with their reason, in
-docs/deviations.md)."""
+"""py4j's public surface: every public module-level name of py4j's modules exists in the
+same-named py4jni module, and every public callable (function, class constructor,
+method) takes py4j's parameters: names, order, kinds and defaults by
+``inspect.signature`` (tests/python/py4j_signatures.py), for py4j 0.10.9.9 (this venv)
+and 0.10.9.7 (PyFlink's venv, in a child process), and on live objects of both
+transports. Deliberate differences are the tables below, each a row of
+docs/deviations.md."""
 from __future__ import annotations
 
 import importlib
+import os
 import types
 
 import pytest
 
-MODULES = ["java_gateway", "protocol", "java_collections", "clientserver", "finalizer",
-           "signals", "compat"]
+from py4j_signatures import MODULES, differences, parameters, show
 
 # Names py4j exposes only as side effects of its own imports of Python 2/3 helpers
 # that py4jni does not import in that module: (module, name) -> reason.
 DEVIATIONS: dict[tuple[str, str], str] = {
     (module, feature): "a __future__ feature, not an API"
-    for module in MODULES if module not in ("signals",)
+    for module in MODULES if module not in ("signals", "version")
     for feature in ("unicode_literals", "absolute_import")
 }
 
@@ -141,65 +145,125 @@ def test_every_public_client_method_exists(module: str, name: str) -> None:
         assert method in public_methods(theirs)
 
 
-def test_client_method_signatures_match_py4j() -> None:
-    """The parameters py4j's client methods take are accepted by name (stub signatures,
-    checked against the C type by stubtest)."""
-    import inspect
-
-    from py4j.clientserver import JavaClient
-    from py4jni import _client_api
-    for n in public_methods(JavaClient):
-        ours = getattr(_client_api, n, None)
-        if ours is None:
-            continue
-        theirs = list(inspect.signature(getattr(JavaClient, n)).parameters)[1:]
-        assert list(inspect.signature(ours).parameters)[1:] == theirs, n
-
-
-# py4j's classes whose public members py4jni's same-named classes have, with py4j's
-# parameters: (module, class).
-CLASSES = [("java_gateway", "JavaGateway"), ("clientserver", "ClientServer"),
-           ("java_gateway", "GatewayClient"), ("clientserver", "JavaClient"),
-           ("java_gateway", "CallbackServer"), ("clientserver", "PythonServer"),
-           ("java_gateway", "GatewayConnection"), ("clientserver", "ClientServerConnection"),
-           ("java_gateway", "JavaObject"), ("java_gateway", "JavaMember"),
-           ("java_gateway", "JavaClass"), ("java_gateway", "JVMView"),
-           ("java_gateway", "JavaPackage")]
-
-
-def class_members(cls: type) -> set[str]:
-    """Public names a py4j class defines or inherits from py4j's own classes."""
-    names: set[str] = set()
-    for base in cls.__mro__:
-        if base.__module__.startswith("py4j."):
-            names |= {n for n in vars(base) if not n.startswith("_")}
-    return names
+# Where py4jni's parameters differ from py4j's on purpose: py4j's parameters, unchanged,
+# then py4jni's own, each optional (a default, or *args / **kwargs), so that every py4j
+# call means the same. "module.qualname" -> (py4jni's extra parameters, reason); each one
+# is named in docs/deviations.md's table.
+_INPROC = ("mode", "classpath", "jvm_options", "libjvm", "check_jni", "keep_signals",
+           "entry_point", "cds", "interrupt_java")
+EXTENSIONS: dict[str, tuple[tuple[str, ...], str]] = {
+    **{f"{m}.JavaGateway": (_INPROC, "py4jni's in-process options, keyword-only")
+       for m in ("java_gateway", "clientserver")},
+    "clientserver.ClientServer": (("inproc_options",), "the same options, for ClientServer"),
+    **{f"{m}.launch_gateway": (("gateway_kwargs",), "options of the gateway it returns")
+       for m in ("java_gateway.JavaGateway", "clientserver.JavaGateway",
+                 "clientserver.ClientServer")},
+    **{f"{m}.GatewayClient": (("read_timeout", "auth_token"),
+                              "keyword-only: a socket client's settings without "
+                              "GatewayParameters") for m in ("java_gateway", "clientserver")},
+    **{f"{m}.GatewayClient.garbage_collect_object": (("enqueue",),
+                                                     "one client type is GatewayClient and "
+                                                     "JavaClient, whose method has enqueue")
+       for m in ("java_gateway", "clientserver")},
+    "java_collections.JavaList.index": (("start", "stop"), "Python list's index(value, start, "
+                                        "stop)"),
+    "java_collections.JavaList.sort": (("key", "reverse"), "Python list's sort(key, reverse)"),
+}
 
 
-def parameters(fn: object) -> list[str] | None:
-    import inspect
-    try:
-        return [p for p in inspect.signature(fn).parameters  # type: ignore[arg-type]
-                if p not in ("self", "cls")]
-    except (TypeError, ValueError):
-        return None  # a C method: its stub's signature is checked by stubtest
+def undeclared(found: dict[str, dict]) -> list[str]:
+    """The differences of py4j_signatures.differences() that EXTENSIONS does not allow,
+    as readable lines."""
+    wrong = []
+    for name, diff in sorted(found.items()):
+        expected, got = diff["py4j"], diff["py4jni"]
+        extra = EXTENSIONS.get(name, ((), ""))[0]
+        allowed = (got is not None and name in EXTENSIONS and got[:len(expected)] == expected
+                   and tuple(n for n, _, _ in got[len(expected):]) == extra
+                   and all(d is not None or k in ("VAR_POSITIONAL", "VAR_KEYWORD")
+                           for _, k, d in got[len(expected):]))
+        if not allowed:
+            what = "missing" if diff.get("missing") else show(got)
+            wrong.append(f"{name}: py4j {show(expected)}, py4jni {what}")
+    return wrong
 
 
-@pytest.mark.parametrize("module, name", CLASSES)
-def test_every_public_member_of_py4js_classes_exists(module: str, name: str) -> None:
-    theirs = getattr(importlib.import_module("py4j." + module), name)
-    ours = getattr(importlib.import_module("py4jni." + module), name)
-    missing = sorted(n for n in class_members(theirs) if not hasattr(ours, n))
-    assert not missing, f"py4jni's {name} lacks py4j's {missing}"
-    differ = []
-    for member in sorted(class_members(theirs)):
-        theirs_fn, ours_fn = getattr(theirs, member), getattr(ours, member)
-        if not callable(theirs_fn) or isinstance(theirs_fn, type):
-            continue
-        expected, got = parameters(theirs_fn), parameters(ours_fn)
-        if expected is not None and got is not None and got[:len(expected)] != expected:
-            differ.append((member, expected, got))
-    assert not differ, f"{name}: parameters differ from py4j's: {differ}"
+def test_every_public_callable_takes_py4js_parameters() -> None:
+    import py4j.version
+    assert py4j.version.__version__ == "0.10.9.9"  # this venv's py4j (tests/requirements.txt)
+    found = differences()
+    assert undeclared(found) == []
+    stale = sorted(set(EXTENSIONS) - set(found))
+    assert not stale, f"EXTENSIONS rows that are no difference: {stale}"
+
+
+def test_every_public_callable_takes_py4j_0_10_9_7s_parameters() -> None:
+    """py4j 0.10.9.7 (PyFlink's pin), in PyFlink's venv: a child process of that
+    interpreter importing this build."""
+    import json
+    import subprocess
+
+    from conftest import pyflink_python
+    python = pyflink_python()
+    if python is None:
+        pytest.skip("PyFlink's venv is not there (tests/setup_env.sh makes .venv-pyflink "
+                    "unless P4J_NO_PYFLINK=1)")
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "py4j_signatures.py")
+    out = subprocess.run([python, script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    answer = json.loads(out.stdout)
+    assert answer["version"] == "0.10.9.7"
+    assert undeclared(answer["differences"]) == []
+
+
+def test_extensions_are_rows_of_the_deviation_table() -> None:
+    from conftest import ROOT
+    with open(f"{ROOT}/docs/deviations.md") as f:
+        table = f.read().split("## The table", 1)[1]
+    for name in EXTENSIONS:
+        qualname = name.split(".", 1)[1]
+        assert f"`{qualname}(" in table, f"{qualname} is missing from docs/deviations.md"
+
+
+# py4j's classes of the objects a live gateway hands out: their bound methods must take
+# py4j's parameters in both transports (instances may differ from their class).
+def _live_objects(gateway) -> list[tuple[str, str, object]]:
+    jvm = gateway.jvm
+    lst = jvm.java.util.ArrayList()
+    sb = jvm.java.lang.StringBuilder()
+    client_class = "GatewayClient"
+    objects = [("java_gateway", "JavaGateway", gateway),
+               ("java_gateway", client_class, gateway._gateway_client),
+               ("java_gateway", "JVMView", jvm), ("java_gateway", "JavaPackage", jvm.java),
+               ("java_gateway", "JVMView", gateway.new_jvm_view("surface")),
+               ("java_gateway", "JavaClass", jvm.java.util.ArrayList),
+               ("java_gateway", "JavaObject", sb), ("java_gateway", "JavaMember", sb.append),
+               ("java_collections", "JavaList", lst),
+               ("java_collections", "JavaIterator", lst.iterator()),
+               ("java_collections", "JavaMap", jvm.java.util.HashMap()),
+               ("java_collections", "JavaSet", jvm.java.util.HashSet()),
+               ("java_collections", "JavaArray", gateway.new_array(jvm.int, 2))]
+    server = gateway.get_callback_server()
+    if server is not None:
+        objects.append(("java_gateway", "CallbackServer", server))
+    return objects
+
+
+def test_live_objects_take_py4js_parameters(gateway) -> None:
+    from py4j_signatures import public_callables
+    wrong = []
+    for module, cls, obj in _live_objects(gateway):
+        theirs = importlib.import_module("py4j." + module)
+        for qualname, (fn, method) in public_callables(theirs).items():
+            if not qualname.startswith(cls + ".") or not method:
+                continue
+            member = qualname.split(".", 1)[1]
+            got = parameters(getattr(obj, member, None), False)
+            expected = parameters(fn, True)
+            if got != expected:
+                wrong.append({f"{module}.{qualname}": {"py4j": expected, "py4jni": got}})
+    flat = {k: v for d in wrong for k, v in d.items()}
+    assert undeclared(flat) == []
 
 
 def test_gateway_instance_attributes_are_py4js(gateway) -> None:

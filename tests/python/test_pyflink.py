@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import pyflink_python
+
 HERE = Path(__file__).resolve().parent
 PROGRAMS = [HERE / "pyflink_programs" / name
             for name in ("table_sql.py", "udfs.py", "datastream.py")]
@@ -32,17 +34,7 @@ RUNNER = HERE / "pyflink_programs" / "run_programs.py"
 EXIT_STATUS = 3  # what the runner exits with after the programs
 
 
-def _pyflink_python() -> str | None:
-    """PyFlink's venv interpreter when it can import this build's extension."""
-    python = os.environ.get("P4J_PYFLINK_PYTHON")
-    if not python or not os.path.exists(python):
-        return None
-    version = subprocess.run([python, "-c", "import sys; print(sys.version_info[:2])"],
-                             capture_output=True, text=True).stdout.strip()
-    return python if version == str(tuple(sys.version_info[:2])) else None
-
-
-PYFLINK = _pyflink_python()
+PYFLINK = pyflink_python()
 pytestmark = pytest.mark.skipif(
     PYFLINK is None, reason="apache-flink is not installed (tests/setup_env.sh makes "
     ".venv-pyflink unless P4J_NO_PYFLINK=1; P4J_PYFLINK_PYTHON names its python, which "

@@ -123,7 +123,7 @@ def adopt_py4j(package: str) -> None:
     swap: dict[int, Any] = {}
     for name, mod in real.items():
         try:
-            mine = importlib.import_module("py4jni" + name[len("py4j"):])
+            mine = importlib.import_module(_switch.counterpart(name))
         except ImportError:  # e.g. py4j.tests: no py4jni counterpart
             continue
         swap[id(mod)] = mine
