@@ -4,9 +4,11 @@
 # the package (mypy --strict, pyproject.toml's [tool.mypy]) and its extension's stubs
 # against the built extension (stubtest), builds the documentation (docs/, Sphinx with
 # warnings as errors, into build/docs), then the CMocka suites and the Java self-test
-# (ctest), a short libFuzzer run of the socket codec's answer decoder, the in-process
-# pytest suite under ASan+UBSan (tests/ci/run_sanitizers.sh), then the pytest suites in both
-# transports. Arguments go to the last pytest.
+# (ctest), the instruction-count gate (perf/instruction_gate.py: instructions per call
+# under callgrind against perf/instructions.txt), a short libFuzzer run of the socket
+# codec's answer decoder, the in-process pytest suite under ASan+UBSan
+# (tests/ci/run_sanitizers.sh), then the pytest suites in both transports. Arguments go
+# to the last pytest.
 # Output: one line per step with its result and elapsed time; ctest's and the pytest
 # runs' own output as it comes; the whole output of every step in build/logs/run_all.log,
 # which the last line names. Exit status is non-zero on any failure.
@@ -36,6 +38,8 @@ p4j_step "docs: docs/ built into build/docs (warnings are errors: a broken link 
   || failed+=(docs)
 ctest_run() ( cd "$P4J_BUILD" && ctest --output-on-failure -j 1 )
 p4j_step_shown "ctest (CMocka, Java self-test)" ctest_run || failed+=(ctest)
+p4j_step "perf gate: instructions per call (callgrind) within 3% of perf/instructions.txt" \
+  "$P4J_VENV/bin/python" perf/instruction_gate.py || failed+=(instruction-gate)
 p4j_step "fuzz: py4j answer decoder (libFuzzer, ASan+UBSan, 20 s)" \
   bash tests/c/run_fuzz.sh 20 || failed+=(fuzz)
 p4j_step_shown "sanitizers: in-process pytest against an ASan+UBSan build (build-asan/)" \

@@ -7,7 +7,8 @@
 #     (readelf and nm: tests/python/test_tls.py checks the extension links no OpenSSL),
 #     python3-venv and python3-dev (Python.h for the extension), git (the layout test reads
 #     the repository's index: tests/ci/check_comment_paths.py), make (the release wheels'
-#     libffi build: python-binding/build_wheels.sh)
+#     libffi build: python-binding/build_wheels.sh), valgrind (the instruction-count
+#     gate: perf/instruction_gate.py)
 #   - .venv at the repository root with tests/requirements.txt (and tests/requirements-pyspark.txt),
 #     .venv-pyflink with tests/requirements-pyflink.txt
 #   - a CMake build in build/ (C library, helper jar, extension, test fixtures)
@@ -31,7 +32,7 @@ setup_t0=$SECONDS
 [ -n "${P4J_LOG_KEEP:-}" ] || p4j_log_open "${P4J_BUILD_DIR:-$P4J_ROOT/build}/logs/setup.log"
 
 need=()
-for pkg in gcc libc6-dev clang cmake ninja-build pkg-config libffi-dev libssl-dev openssl binutils libcmocka-dev openjdk-17-jdk-headless python3-venv python3-dev git make; do
+for pkg in gcc libc6-dev clang cmake ninja-build pkg-config libffi-dev libssl-dev openssl binutils libcmocka-dev openjdk-17-jdk-headless python3-venv python3-dev git make valgrind; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if ((${#need[@]})); then
