@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inproc.h"
 #include "inproc_internal.h"
 #include "jstrings.h"
 #include "jvm.h"
@@ -575,7 +576,11 @@ p4j_status p4j_cb_dispatch(JNIEnv *env, void *target, const p4j_cb_method *m,
                          "nested too deeply)");
         return P4J_ERROR;
     } else {
+        uint64_t context = p4j_thread_context; /* the Java caller's, given back below */
         st = hooks->invoke(target, m, args, nargs, &call, &err);
+        if (__builtin_expect(p4j_thread_context != context, 0) && st == P4J_OK &&
+            !(*env)->ExceptionCheck(env))
+            st = p4j_inproc_enter_context(env, context, &err);
     }
     p4j_cb_release_args(env, args, nargs);
     if (st == P4J_OK && (*env)->ExceptionCheck(env)) /* a hook must not leave one */

@@ -20,7 +20,83 @@
 typedef struct inproc_client {
     struct p4j_client base;
     jobject default_view; /* global ref to Bridge.defaultView() */
+    uint64_t context_id;  /* the org.py4jni.CallContext its calls run for; 0: none */
 } inproc_client;
+
+/* The id of the CallContext the calling thread entered last (0: none), and
+ * CallContext.restore(id), which makes a context the Java thread's (set once, by the
+ * first p4j_inproc_set_context). */
+__thread uint64_t p4j_thread_context __attribute__((tls_model("initial-exec")));
+static jclass context_class;
+static jmethodID context_restore;
+
+p4j_status p4j_inproc_enter_context(JNIEnv *env, uint64_t id, p4j_error *err)
+{
+    jmethodID restore = __atomic_load_n(&context_restore, __ATOMIC_ACQUIRE);
+    if (!restore) /* no context was ever set: every thread is in none */
+        return P4J_OK;
+    (*env)->CallStaticVoidMethod(env, context_class, restore, (jlong)id);
+    if (p4j_jvm_capture_exception(env, err) != P4J_OK)
+        return P4J_ERROR;
+    p4j_thread_context = id;
+    return P4J_OK;
+}
+
+/* Makes `c`'s context the calling thread's when it is another: the hot paths pay a
+ * thread-local read and a compare. A failure leaves the thread as it was and fails
+ * the call. */
+static inline p4j_status context_for(JNIEnv *env, const p4j_client *c, p4j_error *err)
+{
+    uint64_t want = __atomic_load_n(&((const inproc_client *)c)->context_id, __ATOMIC_RELAXED);
+    if (__builtin_expect(want == p4j_thread_context, 1))
+        return P4J_OK;
+    return p4j_inproc_enter_context(env, want, err);
+}
+
+/* CallContext.release(id): the context of a client that no longer has it. */
+static void release_context(JNIEnv *env, uint64_t id)
+{
+    jmethodID release = id ? (*env)->GetStaticMethodID(env, context_class, "release", "(J)V")
+                           : NULL;
+    if (release)
+        (*env)->CallStaticVoidMethod(env, context_class, release, (jlong)id);
+    (*env)->ExceptionCheck(env); /* -Xcheck:jni: checked before the clear */
+    (*env)->ExceptionClear(env);
+}
+
+p4j_status p4j_inproc_set_context(p4j_client *c, jobject context, p4j_error *err)
+{
+    JNIEnv *env = p4j_jvm_env(err);
+    if (!env)
+        return P4J_ERROR;
+    if (!__atomic_load_n(&context_restore, __ATOMIC_ACQUIRE)) {
+        jclass cls = (*env)->FindClass(env, "org/py4jni/CallContext");
+        jmethodID m = cls ? (*env)->GetStaticMethodID(env, cls, "restore", "(J)V") : NULL;
+        if (!m) {
+            if (cls)
+                (*env)->DeleteLocalRef(env, cls);
+            return p4j_jvm_capture_exception(env, err) == P4J_OK
+                       ? p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: no CallContext.restore")
+                       : P4J_ERROR;
+        }
+        context_class = (jclass)p4j_jvm_global_new(env, cls);
+        (*env)->DeleteLocalRef(env, cls);
+        __atomic_store_n(&context_restore, m, __ATOMIC_RELEASE);
+    }
+    uint64_t id = 0;
+    if (context) {
+        jmethodID get_id = (*env)->GetMethodID(env, context_class, "id", "()J");
+        if (!(*env)->IsInstanceOf(env, context, context_class))
+            return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: not an org.py4jni.CallContext");
+        id = get_id ? (uint64_t)(*env)->CallLongMethod(env, context, get_id) : 0;
+        if (p4j_jvm_capture_exception(env, err) != P4J_OK)
+            return P4J_ERROR;
+    }
+    inproc_client *ic = (inproc_client *)c;
+    uint64_t old = __atomic_exchange_n(&ic->context_id, id, __ATOMIC_RELAXED);
+    release_context(env, old);
+    return P4J_OK;
+}
 
 static const p4j_client_ops inproc_ops;
 
@@ -40,6 +116,10 @@ JNIEnv *p4j_inproc_enter(p4j_client *c, p4j_value *out, jint capacity, p4j_error
     JNIEnv *env = p4j_jvm_env(err);
     if (env && (*env)->PushLocalFrame(env, capacity) != 0) {
         p4j_jvm_capture_exception(env, err);
+        return NULL;
+    }
+    if (env && context_for(env, c, err) != P4J_OK) {
+        (*env)->PopLocalFrame(env, NULL);
         return NULL;
     }
     return env;
@@ -118,7 +198,7 @@ static JNIEnv *hot_enter(p4j_client *c, const p4j_ref *target, bool is_class, p4
         return NULL;
     }
     JNIEnv *env = p4j_jvm_env(err);
-    if (!env)
+    if (!env || context_for(env, c, err) != P4J_OK)
         return NULL;
     if (!target || !target->handle) {
         null_target(err);
@@ -581,6 +661,11 @@ static void inproc_shutdown(p4j_client *c) { c->closed = 1; }
 static void inproc_destroy(p4j_client *c)
 {
     inproc_client *ic = (inproc_client *)c;
+    p4j_error ignored = {0};
+    JNIEnv *env = ic->context_id ? p4j_jvm_env(&ignored) : NULL;
+    if (env)
+        release_context(env, ic->context_id);
+    p4j_error_clear(NULL, &ignored);
     p4j_ref view = {.handle = ic->default_view};
     inproc_release(c, &view);
     free(ic);

@@ -194,6 +194,23 @@ def set_thread_connection(client: Any, connection: Any) -> None:
     _thread_local(client).connection = weakref.ref(connection)
 
 
+def set_class_loader(client: Any, loader: Any) -> None:
+    """py4jni's own, in-process: the calls through ``client`` run with ``loader`` (a
+    ``java.lang.ClassLoader`` JavaObject; None: the thread's own) as the context class
+    loader of their Java thread, and the names looked up through it resolve in it, as
+    py4j resolves them in its server thread's. The loader is set when a thread calls
+    through this client after another (a compare per call, a Java call per switch);
+    Java code that changes it during a call is not undone by the next call. A Python
+    callback on a Java thread gives that thread back its own when it returns. Two Java
+    calls now; socket mode raises ``Py4JError`` (the server's threads are Java's)."""
+    if _speaks_py4j(client):
+        raise Py4JError("py4jni: set_class_loader is for in-process gateways; a py4j "
+                        "server's threads take the context class loader Java gives them")
+    context = (None if loader is None
+               else client.resolve(None, "org.py4jni.CallContext").of(loader))
+    client._set_context(context)
+
+
 def idle_connections(client: Any) -> "IdleConnections":
     """py4j's ``GatewayClient.deque`` (the client's ``deque`` attribute): the live view of
     the client's idle connections, made once per client."""

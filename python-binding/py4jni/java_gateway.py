@@ -326,8 +326,15 @@ class CallbackServerParameters:
 
 
 class JavaPackage(_py4jni.Namespace):
-    """A Java package name: attributes are sub-packages or classes (resolved once and
-    cached); calling a package raises TypeError."""
+    """A Java package name: attributes are sub-packages or classes; calling a package
+    raises TypeError.
+
+    A class of the JDK's own class loaders (boot, platform, application: their classes
+    are fixed at start-up) is kept once found (the next lookup of the name is a dict
+    read), and so is each package on the way to it (a name through which such a class
+    was found is a package). Any other name is asked again at every lookup, as py4j
+    asks: a name that is not a class, or a class of another loader, may resolve
+    otherwise later (a jar added at run time, another context class loader)."""
 
     def __init__(self, fqn: str, gateway_client: Any, jvm_id: str | None = None) -> None:
         self.__dict__["_fqn"] = fqn
@@ -335,18 +342,36 @@ class JavaPackage(_py4jni.Namespace):
         # py4j's: the id of the view the package was reached from (its names are
         # qualified, so each view resolves them alike)
         self.__dict__["_jvm_id"] = jvm_id
+        # where this package was reached from (a JavaPackage or JVMView) and under which
+        # name: _keep() stores it there once a class is found below it
+        self.__dict__["_parent"] = None
 
     def _resolve(self, name: str) -> Any:
-        """Resolves ``<package>.name`` (one transport call), caching the answer."""
+        """Resolves ``<package>.name`` (one transport call); keeps a class found."""
         if name == UserHelpAutoCompletion.KEY:
             return UserHelpAutoCompletion
         _check_name(name, "package or class")
         fqn = f"{self._fqn}.{name}"
         found = self._gateway_client.resolve(None, fqn)
         if found is None:
-            found = JavaPackage(fqn, self._gateway_client, self._jvm_id)
-        self.__dict__[name] = found  # classes and packages do not change: cache
+            return _subpackage(self, name, fqn, self._jvm_id)
+        if _fixed_class(found):
+            self.__dict__[name] = found
+            self._keep()
         return found
+
+    def _keep(self) -> None:
+        """Stores this package (and its parents, up to the view) where it was reached
+        from: a class was found below it."""
+        parent = self.__dict__["_parent"]
+        if parent is None:
+            return
+        name, ns = parent
+        if isinstance(ns, JVMView):
+            ns._store(name, self)
+        else:
+            ns.__dict__[name] = self
+            ns._keep()
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError(f"Trying to call a package: {self._fqn} is not a Java class")
@@ -390,17 +415,23 @@ class JVMView(_py4jni.Namespace):
         d["_lock"] = _thread.allocate_lock()
 
     def _resolve(self, name: str) -> Any:
-        """Resolves ``name`` through this view's imports (one transport call), caching it."""
+        """Resolves ``name`` through this view's imports (one transport call); keeps a
+        class found (a package once a class is found below it: JavaPackage)."""
         if name == UserHelpAutoCompletion.KEY:
             return UserHelpAutoCompletion()
         _check_name(name, "package or class")
         found = self._gateway_client.resolve(self._view, name)
         if found is None:
-            found = JavaPackage(name, self._gateway_client, self._id)
+            return _subpackage(self, name, name, self._id)
+        if _fixed_class(found):
+            self._store(name, found)
+        return found
+
+    def _store(self, name: str, found: Any) -> None:
+        """Keeps ``found`` as this view's ``name`` until the imports change."""
         with self._lock:
             self.__dict__[name] = found
             self._resolved.add(name)
-        return found
 
     def _forget(self) -> None:
         """Drops cached resolutions (imports changed)."""
@@ -415,6 +446,44 @@ class JVMView(_py4jni.Namespace):
 
     def __repr__(self) -> str:
         return f"<JVMView {self._jvm_name}>"
+
+
+#: The JDK's built-in class loaders besides the bootstrap loader (None as a class's
+#: loader): what they define is fixed once the JVM runs.
+_JDK_LOADERS = frozenset({"jdk.internal.loader.ClassLoaders$AppClassLoader",
+                          "jdk.internal.loader.ClassLoaders$PlatformClassLoader"})
+
+
+def _fixed_class(found: Any) -> bool:
+    """True when the JavaClass ``found`` is defined by one of the JDK's own class loaders
+    (java.* needs no question: only they may define it), so that a lookup of its name
+    through the same gateway may keep it. Asks Java on the first lookup of each name
+    (three calls); a name found in another loader is remembered as such per client."""
+    fqn = found._fqn
+    if fqn.startswith("java."):
+        return True
+    client = found._gateway_client
+    changeable = getattr(client, "_changeable_classes", None)
+    if changeable is None:
+        changeable = client._changeable_classes = set()
+    if fqn in changeable:
+        return False
+    try:
+        loader = found._java_lang_class.getClassLoader()
+        fixed = loader is None or loader.getClass().getName() in _JDK_LOADERS
+    except Py4JError:
+        fixed = False
+    if not fixed:
+        changeable.add(fqn)
+    return fixed
+
+
+def _subpackage(parent: Any, name: str, fqn: str, jvm_id: str | None) -> JavaPackage:
+    """The package ``fqn``, reached from ``parent`` (a JavaPackage or JVMView) as
+    ``name``: not kept there until a class is found below it."""
+    package = JavaPackage(fqn, parent._gateway_client, jvm_id)
+    package.__dict__["_parent"] = (name, parent)
+    return package
 
 
 def _check_name(name: Any, what: str) -> None:

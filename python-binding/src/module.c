@@ -261,6 +261,30 @@ static PyObject *client_shutdown(PyObject *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+/* _set_context(context): the org.py4jni.CallContext (a JavaObject of this client, or
+ * None) the client's calls run for, in-process (jni/include/inproc.h). */
+static PyObject *client_set_context(PyObject *self, PyObject *arg)
+{
+    ClientObject *cl = (ClientObject *)self;
+    if (p4j_check_open(cl) < 0)
+        return NULL;
+    if (!p4jpy_has_cap(cl, P4J_CAP_BUFFERS)) {
+        PyErr_SetString(p4j_reg.Py4JError, "py4jni: a call context is for in-process clients");
+        return NULL;
+    }
+    if (arg != Py_None && (!P4J_IS_JAVAOBJECT(arg) || !((JavaObject *)arg)->ref.handle)) {
+        PyErr_SetString(PyExc_TypeError, "py4jni: the context must be a JavaObject or None");
+        return NULL;
+    }
+    const void *context = arg == Py_None ? NULL : ((JavaObject *)arg)->ref.handle;
+    p4j_error err = {0};
+    p4j_status st;
+    P4J_RUN(st, p4jpy_transport_inproc_context(cl->c, context, &err));
+    if (st != P4J_OK)
+        return p4j_raise(cl, &err, NULL);
+    Py_RETURN_NONE;
+}
+
 static PyObject *client_raw_command(PyObject *self, PyObject *arg)
 {
     ClientObject *cl = (ClientObject *)self;
@@ -410,6 +434,7 @@ CLIENT_API(garbage_collect_object)
 CLIENT_API(send_command)
 CLIENT_API(get_thread_connection)
 CLIENT_API(set_thread_connection)
+CLIENT_API(set_class_loader)
 #undef CLIENT_API
 
 static PyObject *client_global_refs(PyObject *self, PyObject *unused)
@@ -507,6 +532,9 @@ static PyMethodDef client_methods[] = {
      "field_set(target, name, value): assigns a public field."},
     {"shutdown", client_shutdown, METH_NOARGS,
      "Closes this client; later calls raise Py4JError. The process's JVM stays up."},
+    {"_set_context", client_set_context, METH_O,
+     "_set_context(context): the org.py4jni.CallContext (or None) this in-process client's "
+     "calls run for; set_class_loader is the public way."},
     {"_raw_command", client_raw_command, METH_O,
      "_raw_command(text): sends py4j command text, returns the answer line (socket mode); "
      "a failure after connecting raises Py4JNetworkError with py4j's `when`."},
@@ -536,6 +564,11 @@ static PyMethodDef client_methods[] = {
     API_METHOD(set_thread_connection,
                "set_thread_connection($self, /, connection)\n--\n\n"
                "py4j's JavaClient method: makes `connection` this thread's."),
+    API_METHOD(set_class_loader,
+               "set_class_loader($self, /, loader)\n--\n\n"
+               "py4jni's, in-process: `loader` (a java.lang.ClassLoader, None: the thread's "
+               "own) is the context class loader of the Java thread of every call through "
+               "this client, and its name lookups resolve in it (py4jni._client_api)."),
 #undef API_METHOD
     {"global_ref_count", client_global_refs, METH_NOARGS,
      "Live JNI global references made by py4jni in this process (0 in socket mode)."},

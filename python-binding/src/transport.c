@@ -47,3 +47,8 @@ p4j_status p4jpy_transport_new(const p4jpy_transport_spec *spec, p4j_client **ou
     *out = NULL;
     return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: unknown transport %d", (int)spec->kind);
 }
+
+p4j_status p4jpy_transport_inproc_context(p4j_client *c, const void *context, p4j_error *err)
+{
+    return p4j_inproc_set_context(c, (jobject)context, err);
+}

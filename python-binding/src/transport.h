@@ -28,4 +28,8 @@ typedef struct p4jpy_transport_spec {
 p4j_status p4jpy_transport_new(const p4jpy_transport_spec *spec, p4j_client **out,
                                p4j_error *err);
 
+/* Makes the in-process client `c` run its calls for `context` (a handle of an
+ * org.py4jni.CallContext, NULL: none): jni/include/inproc.h p4j_inproc_set_context. */
+p4j_status p4jpy_transport_inproc_context(p4j_client *c, const void *context, p4j_error *err);
+
 #endif /* P4JPY_TRANSPORT_H */

@@ -197,8 +197,23 @@ public final class Bridge {
 
     private static final JVMView DEFAULT_VIEW = new JVMView("default");
 
-    /** Dotted names that did not resolve (imports play no part for them). */
+    /** Dotted names that did not resolve in {@link #APP_LOADER} (imports play no part). */
     private static final Set<String> DOTTED_MISSES = ConcurrentHashMap.newKeySet();
+
+    /**
+     * The JDK's own application class loader when it is the system class loader (not
+     * one -Djava.system.class.loader names), else null: the one loader whose misses are
+     * remembered, its class path being fixed at start-up (an agent's
+     * appendToSystemClassLoaderSearch aside: {@link #clearCaches} after it).
+     */
+    private static final ClassLoader APP_LOADER = appLoader();
+
+    private static ClassLoader appLoader() {
+        ClassLoader l = ClassLoader.getSystemClassLoader();
+        boolean jdks = l != null
+                && l.getClass().getName().equals("jdk.internal.loader.ClassLoaders$AppClassLoader");
+        return jdks ? l : null;
+    }
 
     /** Bumped by {@link #clearCaches()}; a view's negative cache older than it is dropped. */
     private static volatile int missEpoch;
@@ -219,9 +234,13 @@ public final class Bridge {
      * without '.', the single import of that simple name, else each star-imported
      * package, else java.lang. Nested classes are written "Outer$Inner". Returns null
      * when no class has that name (the caller treats it as a package). Classes load
-     * through the thread's context class loader (else the system loader) without
-     * being initialised. Names that did not resolve are remembered (per view for
-     * simple names, until its imports change) so repeated misses are cheap.
+     * through the thread's context class loader (else the system loader), as py4j's
+     * default strategy loads them, without being initialised. Names that did not
+     * resolve are remembered only when they resolved in the JDK's application class
+     * loader (per view for simple names, until its imports change): its classes are
+     * fixed at start-up. Any other loader may find a class later (a jar added to a
+     * URLClassLoader, a class defined on demand) and is asked again at every lookup,
+     * as py4j asks.
      */
     public static Class<?> resolveClass(JVMView view, String name) {
         if (name == null || name.isEmpty()) {
@@ -231,12 +250,13 @@ public final class Bridge {
             view = DEFAULT_VIEW;
         }
         ClassLoader loader = loader();
+        boolean fixed = loader == APP_LOADER;
         if (name.indexOf('.') >= 0) {
-            if (DOTTED_MISSES.contains(name)) {
+            if (fixed && DOTTED_MISSES.contains(name)) {
                 return null;
             }
             Class<?> c = load(name, loader);
-            if (c == null) {
+            if (c == null && fixed) {
                 remember(DOTTED_MISSES, name);
             }
             return c;
@@ -250,7 +270,7 @@ public final class Bridge {
             imports.misses.clear();
             imports.epoch = missEpoch;
         }
-        if (imports.misses.contains(name)) {
+        if (fixed && imports.misses.contains(name)) {
             return null;
         }
         Class<?> c = load(name, loader);
@@ -270,7 +290,7 @@ public final class Bridge {
                 }
             }
         }
-        if (c == null) {
+        if (c == null && fixed) {
             remember(imports.misses, name);
         }
         return c;
