@@ -173,35 +173,92 @@ static p4j_status exit_hook_install(JNIEnv *env, p4j_error *err)
     return install ? P4J_OK : p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: no PythonExit.install");
 }
 
-/* The warm-up thread: attached as a daemon, it runs org.py4jni.StartWarmup.run (opens
- * the class path, loads the first call's reflection) and detaches. */
-static void *warmup_main(void *unused)
+/* Clears a pending exception (-Xcheck:jni: checked before the clear); true if one was. */
+static bool drop_exception(JNIEnv *env)
 {
-    (void)unused;
+    bool pending = (*env)->ExceptionCheck(env);
+    (*env)->ExceptionClear(env);
+    return pending;
+}
+
+/* RuntimeMXBean.getInputArguments() lists every JavaVMOption HotSpot was given, so the
+ * three hook options of create_vm too ("vfprintf", "abort", "exit"), which no `java`
+ * command line takes: a program that starts a JVM with its own input arguments would
+ * pass them on. The list VMManagementImpl keeps (its private vmArgs, read once and
+ * cached) is replaced by one without them; JNI may write a private field of a module
+ * that does not open its package. Initialising java.management costs tens of
+ * milliseconds, so this runs on the warm-up thread, never on the start's path. Any
+ * failure leaves the list as it is (a JDK without that field). */
+static void hide_hook_options(JNIEnv *env)
+{
+    if ((*env)->PushLocalFrame(env, 16) != 0) {
+        drop_exception(env);
+        return;
+    }
+    static const char *const hooks[] = {"vfprintf", "abort", "exit"};
+    jclass helper = (*env)->FindClass(env, "sun/management/ManagementFactoryHelper");
+    jmethodID get_vm = helper ? (*env)->GetStaticMethodID(env, helper, "getVMManagement",
+                                                          "()Lsun/management/VMManagement;")
+                              : NULL;
+    jobject vm = get_vm ? (*env)->CallStaticObjectMethod(env, helper, get_vm) : NULL;
+    jclass impl = vm && !drop_exception(env) ? (*env)->GetObjectClass(env, vm) : NULL;
+    jfieldID field = impl ? (*env)->GetFieldID(env, impl, "vmArgs", "Ljava/util/List;") : NULL;
+    jmethodID args_of = field ? (*env)->GetMethodID(env, impl, "getVmArguments",
+                                                    "()Ljava/util/List;") : NULL;
+    jobject args = args_of ? (*env)->CallObjectMethod(env, vm, args_of) : NULL;
+    jclass list_cls = args && !drop_exception(env) ? (*env)->FindClass(env, "java/util/ArrayList")
+                                                   : NULL;
+    jclass colls = list_cls ? (*env)->FindClass(env, "java/util/Collections") : NULL;
+    jmethodID make = colls ? (*env)->GetMethodID(env, list_cls, "<init>", "(Ljava/util/Collection;)V")
+                           : NULL;
+    jmethodID remove = make ? (*env)->GetMethodID(env, list_cls, "remove", "(Ljava/lang/Object;)Z")
+                            : NULL;
+    jmethodID frozen = remove ? (*env)->GetStaticMethodID(
+                                    env, colls, "unmodifiableList",
+                                    "(Ljava/util/List;)Ljava/util/List;") : NULL;
+    jobject copy = frozen ? (*env)->NewObject(env, list_cls, make, args) : NULL;
+    for (size_t i = 0; copy && !drop_exception(env) && i < sizeof hooks / sizeof hooks[0]; i++) {
+        jstring hook = (*env)->NewStringUTF(env, hooks[i]);
+        if (hook)
+            (*env)->CallBooleanMethod(env, copy, remove, hook); /* the first: ours */
+    }
+    jobject list = copy && !drop_exception(env)
+                       ? (*env)->CallStaticObjectMethod(env, colls, frozen, copy) : NULL;
+    if (list && !drop_exception(env))
+        (*env)->SetObjectField(env, vm, field, list);
+    drop_exception(env);
+    (*env)->PopLocalFrame(env, NULL);
+}
+
+/* The warm-up thread: attached as a daemon, it runs org.py4jni.StartWarmup.run (opens
+ * the class path, loads the first call's reflection) unless `warm` is NULL, takes the
+ * hook options out of the input arguments (hide_hook_options) and detaches. */
+static void *warmup_main(void *warm)
+{
     JNIEnv *env = NULL;
     if ((*the_vm)->AttachCurrentThreadAsDaemon(the_vm, (void **)&env, NULL) != JNI_OK)
         return NULL;
-    jclass cls = (*env)->FindClass(env, "org/py4jni/StartWarmup");
+    jclass cls = warm ? (*env)->FindClass(env, "org/py4jni/StartWarmup") : NULL;
     jmethodID run = cls ? (*env)->GetStaticMethodID(env, cls, "run", "()V") : NULL;
     if (run)
         (*env)->CallStaticVoidMethod(env, cls, run);
-    (*env)->ExceptionCheck(env); /* -Xcheck:jni: checked before the clear */
-    (*env)->ExceptionClear(env);
+    drop_exception(env);
     if (cls)
         (*env)->DeleteLocalRef(env, cls);
+    hide_hook_options(env);
     (*the_vm)->DetachCurrentThread(the_vm);
     return NULL;
 }
 
 /* Starts the warm-up on a detached native thread (a pthread_create on this path, no
- * Java thread start), unless PY4JNI_START_WARMUP=0; optional: failures are ignored.
+ * Java thread start); PY4JNI_START_WARMUP=0 leaves StartWarmup out (the input
+ * arguments are still cleaned); optional: failures are ignored.
  * The thread blocks asynchronous signals (HotSpot unblocks what it needs when the
  * thread attaches), so that Ctrl-C and the like reach Python's threads. */
 static void warmup_begin(void)
 {
     const char *knob = getenv("PY4JNI_START_WARMUP");
-    if (knob && strcmp(knob, "0") == 0)
-        return;
+    bool warm = !(knob && strcmp(knob, "0") == 0); /* hide_hook_options runs either way */
     pthread_attr_t attr;
     sigset_t all, old;
     sigfillset(&all);
@@ -209,7 +266,7 @@ static void warmup_begin(void)
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     pthread_t t;
-    pthread_create(&t, &attr, warmup_main, NULL);
+    pthread_create(&t, &attr, warmup_main, warm ? (void *)&warmup_begin : NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
 }

@@ -479,3 +479,27 @@ def test_a_jdk_25_start_with_module_options_keeps_the_jdks_archive(tmp_path) -> 
     _run(cache, args=f"libjvm={TEMURIN_25!r}, jvm_options={opts}")
     with open(log) as f:
         assert " java.lang.Object source: shared objects file" in f.read()
+
+
+@pytest.mark.parametrize("warmup", ["1", "0"])
+def test_input_arguments_hold_only_real_options(warmup: str) -> None:
+    """RuntimeMXBean.getInputArguments() is what a program passes to a JVM it starts
+    like itself: the JNI hook options py4jni gives JNI_CreateJavaVM ("vfprintf",
+    "abort", "exit") are taken out of it by the warm-up thread (also when
+    PY4JNI_START_WARMUP=0 leaves the warm-up's own work out), the real options stay.
+    The deadline only bounds a hang: the list is cleaned a few tens of milliseconds
+    after the start."""
+    code = """
+import time
+from py4jni import JavaGateway
+gw = JavaGateway(jvm_options=["-Xss2m"], cds=False)
+bean = gw.jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
+deadline = time.monotonic() + 60
+while "vfprintf" in list(bean.getInputArguments()) and time.monotonic() < deadline:
+    time.sleep(0.05)
+print(" ".join(bean.getInputArguments()))
+"""
+    r = _python(code, env={"PY4JNI_START_WARMUP": warmup})
+    args = r.stdout.split()
+    assert not {"vfprintf", "abort", "exit"} & set(args), args
+    assert "-Xrs" in args and "-Xss2m" in args, args
