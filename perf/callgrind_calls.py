@@ -287,6 +287,42 @@ def measure(names: list[str], n: int = 2000, socket: bool = False,
     return results
 
 
+def measure_floor(names: list[str], n: int = 2000) -> dict[str, dict[str, Any]]:
+    """The C/JNI floor's instructions per call (perf/floor.c's `p4j_floor --serve` under
+    callgrind, the same JVM options): per scenario "ir" (lowest of three runs of n calls
+    after a run of 4 n) and "segments". Scenarios the floor lacks are left out."""
+    import bench
+    import scenarios
+    class _Say:
+        def log(self, msg: str) -> None:
+            print(msg, file=sys.stderr)
+
+    path, why = bench.floor_binary(None, _Say())
+    if not path:
+        raise RuntimeError(f"no p4j_floor: {why}")
+    ids = [s for s in names if s in scenarios.FLOOR_IDS or s == "M1-bound"]
+    with tempfile.TemporaryDirectory(prefix="p4j-callgrind-floor-") as out:
+        script = "".join(f"run {'M1' if s == 'M1-bound' else s} {k}\n"
+                         for s in ids for k in (4 * n, n, n, n)) + "quit\n"
+        cmd = ["valgrind", "--tool=callgrind", "--separate-threads=yes",
+               "--dump-before=getppid", f"--callgrind-out-file={out}/cg.%p", path, "--serve"]
+        for opt in JVM_OPTIONS:
+            cmd += ["--jvm-opt", opt]
+        done = subprocess.run(cmd, input=script, capture_output=True, text=True)
+        answers = [ln for ln in done.stdout.splitlines() if ln.startswith(("ok", "err"))]
+        if done.returncode != 0 or len(answers) != 4 * len(ids) or any(
+                a.startswith("err") for a in answers):
+            raise RuntimeError(f"the floor's callgrind run failed (exit {done.returncode}):\n"
+                               f"{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
+        files = {int(re.search(r"\.(\d+)-01$", p).group(1)): p  # type: ignore[union-attr]
+                 for p in glob.glob(f"{out}/cg.*.*-01")}
+        results: dict[str, dict[str, Any]] = {}
+        for i, sid in enumerate(ids):  # two markers per run: its dump is the second
+            per = [_parse(files[2 * (4 * i + k) + 2])[0] / n for k in (1, 2, 3)]
+            results[sid] = {"ir": min(per), "segments": per}
+    return results
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pythonpath", help="the build's python dir (default: as inherited)")
@@ -297,6 +333,8 @@ def main() -> int:
     ap.add_argument("--breakdown", type=int, default=0, metavar="K",
                     help="also show instructions by object and the K costliest functions")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    ap.add_argument("--floor", action="store_true",
+                    help="also count the C/JNI floor (perf/floor.c) and show the ratio")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--plan", help=argparse.SUPPRESS)
@@ -323,14 +361,19 @@ def main() -> int:
     try:
         results = measure(names, args.n, args.socket, args.pythonpath,
                           breakdown=args.breakdown)
+        floor = measure_floor(names, args.n) if args.floor else {}
     except RuntimeError as e:
         print(e, file=sys.stderr)
         return 1
     for name in names:
         r = results[name]
         unit = {"X4": "callback", "X5-10": "exception", "pad": "turn"}.get(name, "call")
+        fl = floor.get(name)
+        if fl:
+            r["floor"] = fl
         print(f"{name:9s} {r['ir']:12,.0f} Ir/{unit}   segments "
-              + " ".join(f"{v:,.0f}" for v in r["segments"]))
+              + " ".join(f"{v:,.0f}" for v in r["segments"])
+              + (f"   floor {fl['ir']:,.0f} ({r['ir'] / fl['ir']:.2f}x)" if fl else ""))
         if args.breakdown:
             print("          by object: " + ", ".join(
                 f"{k} {v:,.0f}" for k, v in r["objects"].items() if v >= 0.5))

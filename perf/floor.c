@@ -449,11 +449,15 @@ static const Scenario *find_scenario(const char *id) {
     return NULL;
 }
 
-/* Times `calls` calls of s; returns elapsed ns, or -1 when Java threw. */
+/* Times `calls` calls of s; returns elapsed ns, or -1 when Java threw. The getppid()
+ * around the run (outside the timed part) is the dump marker of
+ * `perf/callgrind_calls.py --floor`: under callgrind each run is one dump of its own. */
 static int64_t timed(Floor *f, const Scenario *s, long calls) {
+    getppid();
     int64_t t0 = now_ns();
     int rc = s->run(f, s->size_idx, calls);
     int64_t t1 = now_ns();
+    getppid();
     if (rc != 0) {
         if ((*f->env)->ExceptionCheck(f->env)) (*f->env)->ExceptionClear(f->env);
         return -1;
