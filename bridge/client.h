@@ -185,6 +185,13 @@ typedef struct p4j_client_ops {
                           const char *name, size_t name_len, const p4j_value *args,
                           size_t nargs, p4j_value *out, p4j_error *err);
 
+    /* As construct, with a `site` kept as call_at's (the constructor resolved for these
+     * argument kinds) and call_at's flags (P4J_CALL_LOCK_HELD: the caller's lock is kept
+     * only for a constructor known to be short). */
+    p4j_status (*construct_at)(p4j_client *c, void **site, const p4j_ref *cls, unsigned flags,
+                               const p4j_value *args, size_t nargs, p4j_value *out,
+                               p4j_error *err);
+
     /* A new ref (owned by the caller) for object id `id` named by the server
      * ("t", "j", "GATEWAY_SERVER", an id from elsewhere). */
     p4j_status (*ref_from_id)(p4j_client *c, const char *id, p4j_ref *out, p4j_error *err);

@@ -243,13 +243,14 @@ call_member(JNIEnv *env, p4jj_class *pc, p4jj_member *m, const p4j_ref *target, 
 /* String arguments longer than this (UTF-16 units or bytes) make any call a long one. */
 #define SHORT_CALL_MAX_CHARS 65536
 
-/* For P4J_CALL_LOCK_HELD: the member of a call that may keep the caller's lock (cached
- * already, on the allowlist of jni/inproc_short.c, short String arguments, the thread
- * attached, the target's class known), else NULL. Sets *penv to the thread's env when
- * it returns a member. Calls no Java. */
-static p4jj_member *short_member(p4j_client *c, void **site, const p4j_ref *target,
-                                 unsigned flags, const char *name, size_t name_len,
-                                 const p4j_value *args, size_t nargs, JNIEnv **penv)
+/* For P4J_CALL_LOCK_HELD: the member of kind `kind` of a call that may keep the caller's
+ * lock (cached already, on the allowlist of jni/inproc_short.c, short String arguments,
+ * the thread attached, the target's class known), else NULL. Sets *penv to the thread's
+ * env when it returns a member. Calls no Java. */
+static inline __attribute__((always_inline)) p4jj_member *
+short_member(p4j_client *c, void **site, const p4j_ref *target, p4jj_member_kind kind,
+             const char *name, size_t name_len, const p4j_value *args, size_t nargs,
+             JNIEnv **penv)
 {
     if (c->closed || !target || !target->handle || !target->cls ||
         !(*penv = p4j_jvm_env_attached()))
@@ -257,8 +258,6 @@ static p4jj_member *short_member(p4j_client *c, void **site, const p4j_ref *targ
     for (size_t i = 0; i < nargs; i++)
         if (args[i].kind == P4J_STRING && args[i].u.s.len > SHORT_CALL_MAX_CHARS)
             return NULL;
-    p4jj_member_kind kind = flags & P4J_CALL_STATIC ? P4JJ_MEMBER_STATIC_METHOD
-                                                    : P4JJ_MEMBER_METHOD;
     p4jj_member *m = p4jj_member_at(site, target->cls, kind, name, name_len, args, nargs);
     if (!m && (m = p4jj_member_peek(target->cls, kind, name, name_len, args, nargs)) && site)
         __atomic_store_n((p4jj_member **)site, m, __ATOMIC_RELEASE);
@@ -280,7 +279,9 @@ static p4j_status inproc_call_at(p4j_client *c, void **site, const p4j_ref *targ
     JNIEnv *env = NULL;
     p4j_status st = P4J_ERROR;
     if (flags & P4J_CALL_LOCK_HELD) {
-        m = short_member(c, site, target, flags, name, name_len, args, nargs, &env);
+        m = short_member(c, site, target,
+                         flags & P4J_CALL_STATIC ? P4JJ_MEMBER_STATIC_METHOD : P4JJ_MEMBER_METHOD,
+                         name, name_len, args, nargs, &env);
         if (!m)
             saved = c->unlock();
     }
@@ -315,19 +316,43 @@ static p4j_status inproc_call(p4j_client *c, const p4j_ref *target, unsigned fla
     return inproc_call_at(c, NULL, target, flags, name, name_len, args, nargs, out, err);
 }
 
-static p4j_status inproc_construct(p4j_client *c, const p4j_ref *cls, const p4j_value *args,
-                                   size_t nargs, p4j_value *out, p4j_error *err)
+/* construct and construct_at: the constructor at `site`, else looked up (resolved in
+ * Java on a miss) and kept there; the caller's lock kept for a short one (see
+ * inproc_call_at). */
+static p4j_status inproc_construct_at(p4j_client *c, void **site, const p4j_ref *cls,
+                                      unsigned flags, const p4j_value *args, size_t nargs,
+                                      p4j_value *out, p4j_error *err)
 {
-    p4jj_class *pc;
-    JNIEnv *env = hot_enter(c, cls, true, out, &pc, err);
-    if (!env)
-        return P4J_ERROR;
-    p4jj_member *m = p4jj_member_find(env, pc, P4JJ_MEMBER_CTOR, "<init>", 6, args, nargs, err);
-    if (!m)
-        return P4J_ERROR;
+    void *saved = NULL;
+    p4jj_member *m = NULL;
+    p4jj_class *pc = NULL;
+    JNIEnv *env = NULL;
+    p4j_status st = P4J_ERROR;
+    if (flags & P4J_CALL_LOCK_HELD) {
+        m = short_member(c, site, cls, P4JJ_MEMBER_CTOR, "<init>", 6, args, nargs, &env);
+        if (!m)
+            saved = c->unlock();
+    }
+    if (m) {
+        out->kind = P4J_NULL;
+        out->owned = NULL;
+        out->ref.handle = out->ref.cls = NULL;
+        pc = cls->cls;
+    } else {
+        if (!(env = hot_enter(c, cls, true, out, &pc, err)))
+            goto done;
+        if (!(m = p4jj_member_at(site, pc, P4JJ_MEMBER_CTOR, "<init>", 6, args, nargs))) {
+            if (!(m = p4jj_member_find(env, pc, P4JJ_MEMBER_CTOR, "<init>", 6, args, nargs,
+                                       err)))
+                goto done;
+            if (site)
+                __atomic_store_n((p4jj_member **)site, m, __ATOMIC_RELEASE);
+        }
+    }
     jvalue jargs[P4J_MAX_ARGS + 1];
-    memset(jargs, 0, sizeof(jvalue) * nargs);
-    p4j_status st = p4j_args_to_java(env, m, args, jargs, err);
+    if (nargs)
+        memset(jargs, 0, sizeof(jvalue) * nargs);
+    st = nargs ? p4j_args_to_java(env, m, args, jargs, err) : P4J_OK;
     if (st == P4J_OK) {
         jobject obj = (*env)->NewObjectA(env, pc->cls, m->mid, jargs);
         if ((*env)->ExceptionCheck(env)) {
@@ -339,7 +364,16 @@ static p4j_status inproc_construct(p4j_client *c, const p4j_ref *cls, const p4j_
     }
     if (m->arg_refs)
         drop_arg_refs(env, m, jargs, nargs);
+done:
+    if (saved)
+        c->relock(saved);
     return st;
+}
+
+static p4j_status inproc_construct(p4j_client *c, const p4j_ref *cls, const p4j_value *args,
+                                   size_t nargs, p4j_value *out, p4j_error *err)
+{
+    return inproc_construct_at(c, NULL, cls, 0, args, nargs, out, err);
 }
 
 /* Finds the cached field `name` of `target`. */
@@ -687,6 +721,7 @@ static const p4j_client_ops inproc_ops = {
             P4J_CAP_BUFFERS | P4J_CAP_LOCK_HELD,
     .call = inproc_call,
     .call_at = inproc_call_at,
+    .construct_at = inproc_construct_at,
     .construct = inproc_construct,
     .field_get = inproc_field_get,
     .field_set = inproc_field_set,

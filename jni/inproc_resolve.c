@@ -381,7 +381,8 @@ static p4j_status resolve_member(JNIEnv *env, p4jj_class *pc, p4jj_member *m, p4
         goto done;
     }
     plan_conversions(m, csig);
-    if (m->kind == P4JJ_MEMBER_METHOD || m->kind == P4JJ_MEMBER_STATIC_METHOD) {
+    if (m->kind == P4JJ_MEMBER_METHOD || m->kind == P4JJ_MEMBER_STATIC_METHOD ||
+        m->kind == P4JJ_MEMBER_CTOR) {
         jclass decl = (*env)->CallObjectMethod(env, member, p4j_jc.Executable_getDeclaringClass);
         if (p4j_jvm_failed(env, err))
             goto done;

@@ -8,10 +8,13 @@
  * test at run time can tell that beforehand, so the answer is a short allowlist of JDK
  * methods that take no lock, do no I/O, load no user class and call no user code:
  * java.lang.Math and StrictMath, System.currentTimeMillis/nanoTime, StringBuilder (not
- * StringBuffer: synchronized) and a few pure methods of String and the boxes. The rule
+ * StringBuffer: synchronized), a few pure methods of String and the boxes, and the
+ * accessors of java.nio's buffers (array() hands out the backing array; ByteBuffer's
+ * subclasses all live in java.nio, so none of them is user code). The rule
  * is on the class that *declares* the resolved method, so Object.wait() on a
  * StringBuilder is not short, and every parameter must be a primitive or a String
  * (nothing that could be a Python proxy, e.g. append(CharSequence) or append(Object)).
+ * A constructor is named "<init>" ("*" covers it): new StringBuilder() allocates only.
  * Methods whose time grows without bound with an argument (String.repeat, regular
  * expressions) are left out; the caller also bounds the length of String arguments.
  * GC and safepoints need no GIL: threads waiting for the GIL are in native code and
@@ -45,6 +48,11 @@ static const struct {
     {"java.lang.Long",
      (const char *const[]){"parseLong", "valueOf", "toString", "toHexString", "compare",
                            "hashCode", "intValue", "longValue", "doubleValue", NULL}},
+    {"java.nio.ByteBuffer",
+     (const char *const[]){"array", "arrayOffset", "hasArray", "isDirect", NULL}},
+    {"java.nio.Buffer",
+     (const char *const[]){"capacity", "position", "limit", "remaining", "hasRemaining",
+                           "isReadOnly", NULL}},
     {"java.lang.Double",
      (const char *const[]){"parseDouble", "valueOf", "toString", "compare", "hashCode",
                            "isNaN", "isInfinite", "doubleValue", NULL}},

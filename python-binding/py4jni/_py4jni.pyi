@@ -115,10 +115,18 @@ class JavaMember:
     def container(self) -> JavaObject | JavaClass: ...
     def stream(self, *args: Any) -> Any: ...
 
+@disjoint_base
 class Namespace:
     """Base of py4jni's name spaces: a name not yet cached calls ``self._resolve(name)``."""
 
     def __getattr__(self, name: str) -> Any: ...
+    def _remember(self, name: str, value: Any, /) -> None:
+        """Later reads of attribute ``name`` give ``value`` (until ``_forget_names`` or an
+        assignment to it)."""
+    def _forget_names(self) -> None:
+        """Drops every remembered name."""
+    def _remembered(self) -> dict[str, Any]:
+        """A copy of the remembered names."""
 
 @disjoint_base
 class JavaArrayBase(JavaObject):

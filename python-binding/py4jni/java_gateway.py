@@ -330,8 +330,8 @@ class JavaPackage(_py4jni.Namespace):
     raises TypeError.
 
     A class of the JDK's own class loaders (boot, platform, application: their classes
-    are fixed at start-up) is kept once found (the next lookup of the name is a dict
-    read), and so is each package on the way to it (a name through which such a class
+    are fixed at start-up) is kept once found (Namespace._remember: the next lookup of
+    the name is a pointer compare), and so is each package on the way to it (a name through which such a class
     was found is a package). Any other name is asked again at every lookup, as py4j
     asks: a name that is not a class, or a class of another loader, may resolve
     otherwise later (a jar added at run time, another context class loader)."""
@@ -356,7 +356,7 @@ class JavaPackage(_py4jni.Namespace):
         if found is None:
             return _subpackage(self, name, fqn, self._jvm_id)
         if _fixed_class(found):
-            self.__dict__[name] = found
+            self._remember(name, found)
             self._keep()
         return found
 
@@ -370,7 +370,7 @@ class JavaPackage(_py4jni.Namespace):
         if isinstance(ns, JVMView):
             ns._store(name, self)
         else:
-            ns.__dict__[name] = self
+            ns._remember(name, self)
             ns._keep()
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -411,7 +411,6 @@ class JVMView(_py4jni.Namespace):
         if jvm_object is not None:
             d["_jvm_object"] = jvm_object  # py4j's: the Java view lives as long as this one
         d["_view"] = jvm_object  # what the client resolves in; None: the default view
-        d["_resolved"] = set()  # names cached in __dict__ by _resolve
         d["_lock"] = _thread.allocate_lock()
 
     def _resolve(self, name: str) -> Any:
@@ -430,15 +429,12 @@ class JVMView(_py4jni.Namespace):
     def _store(self, name: str, found: Any) -> None:
         """Keeps ``found`` as this view's ``name`` until the imports change."""
         with self._lock:
-            self.__dict__[name] = found
-            self._resolved.add(name)
+            self._remember(name, found)
 
     def _forget(self) -> None:
         """Drops cached resolutions (imports changed)."""
         with self._lock:
-            for name in self._resolved:
-                self.__dict__.pop(name, None)
-            self._resolved.clear()
+            self._forget_names()
 
     def __dir__(self) -> list[str]:
         """The classes imported into this view, then py4j's placeholder."""

@@ -68,6 +68,13 @@ typedef struct JavaClassObject {
     PyObject *weakreflist;
     vectorcallfunc vectorcall; /* constructs an instance */
     void *last_site;     /* as JavaObject.last_site, for static methods */
+    void *ctor_site;     /* the transport's cache of the constructor (ops->construct_at) */
+    /* A direct-mapped cache of `members` keyed by the interned name's address: the
+     * JavaMember of a static method or a nested JavaClass (values borrowed from
+     * `members`, emptied whenever it changes; names held). */
+    struct {
+        PyObject *name, *value;
+    } slots[4];
 } JavaClassObject;
 
 typedef struct JavaMemberObject {
@@ -77,6 +84,8 @@ typedef struct JavaMemberObject {
     const char *cname;   /* UTF-8 of name, owned by name */
     Py_ssize_t cname_len;
     unsigned flags;      /* P4J_CALL_STATIC for static methods */
+    int cached;          /* held by its JavaClass's members (GC-tracked: the two make a
+                            cycle); others are untracked */
     vectorcallfunc vectorcall;
     void *site;          /* the transport's cache of the resolved method (ops->call_at) */
 } JavaMemberObject;
@@ -114,13 +123,23 @@ typedef struct p4j_argpack {
     Py_buffer *bufs;       /* exported buffers, one slot per argument */
     char *has_buf;         /* 1 where bufs[i] must be released */
     JavaObject *owners[P4J_ARGS_STACK]; /* argument objects whose cls cache we update */
+    int taken;             /* something to release: owners, temps, buffers, heap vals */
 } p4j_argpack;
 
 /* Converts `n` Python arguments into pack->vals. Returns 0, or -1 with an exception. */
 int p4j_args_from_py(ClientObject *cl, PyObject *const *args, Py_ssize_t n, p4j_argpack *pack);
 
-/* Releases what p4j_args_from_py took (buffers, temporaries) and writes back caches. */
-void p4j_args_release(p4j_argpack *pack);
+/* The part of p4j_args_release for a pack that took something. */
+void p4j_args_release_taken(p4j_argpack *pack);
+
+/* Releases what p4j_args_from_py took (buffers, temporaries) and writes back caches;
+ * nothing to do for plain values (ints, str, None, ...). */
+static inline void p4j_args_release(p4j_argpack *pack)
+{
+    if (pack->taken)
+        p4j_args_release_taken(pack);
+    pack->vals = NULL;
+}
 
 /* Raises Py4JError and returns -1 when length `n` (of a `what`, counted in `unit`)
  * exceeds what a Java array or String holds (2^31 - 1); else 0. Check before copying. */
@@ -129,6 +148,36 @@ int p4j_check_java_length(Py_ssize_t n, const char *what, const char *unit);
 /* Converts one Python value (for field set). Same contract as p4j_args_from_py. */
 int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *pack,
                       Py_ssize_t index);
+
+/* Recently made int results: Python ints are immutable, so a call that returns the
+ * value it returned a moment ago (currentTimeMillis within one millisecond, a size, a
+ * hash code) gets the same object instead of a new one. Direct-mapped by value; not in
+ * free-threaded builds, whose threads would race on it. */
+#define P4J_INT_CACHE 64
+typedef struct p4j_int_slot {
+    long long v;
+    PyObject *o; /* strong, or NULL */
+} p4j_int_slot;
+extern p4j_int_slot p4j_int_cache[P4J_INT_CACHE];
+
+/* The miss of p4j_long_new: a new int, kept in `slot`. */
+PyObject *p4j_long_new_slow(long long v, p4j_int_slot *slot);
+
+/* A Python int for `v` (new reference), NULL with an exception when out of memory. */
+static inline PyObject *p4j_long_new(long long v)
+{
+#ifdef Py_GIL_DISABLED
+    return PyLong_FromLongLong(v);
+#else
+    unsigned long long u = (unsigned long long)v;
+    if (u + 5 <= 261) /* CPython's own small ints, -5..256 */
+        return PyLong_FromLongLong(v);
+    p4j_int_slot *s = &p4j_int_cache[(u ^ (u >> 6) ^ (u >> 12)) & (P4J_INT_CACHE - 1)];
+    if (s->v == v && s->o)
+        return Py_NewRef(s->o);
+    return p4j_long_new_slow(v, s);
+#endif
+}
 
 /* Converts a result into a new Python object and clears `v` (its ref passes to the
  * new object). Returns NULL with an exception set on failure. */

@@ -5,6 +5,17 @@
 #include "binding.h"
 
 p4j_registry p4j_reg;
+p4j_int_slot p4j_int_cache[P4J_INT_CACHE];
+
+PyObject *p4j_long_new_slow(long long v, p4j_int_slot *slot)
+{
+    PyObject *o = PyLong_FromLongLong(v);
+    if (o) {
+        Py_XSETREF(slot->o, Py_NewRef(o));
+        slot->v = v;
+    }
+    return o;
+}
 
 static PyObject *decimal_type(void)
 {
@@ -81,6 +92,7 @@ static int str_value(PyObject *o, p4j_value *v)
 
 static int keep_temp(p4j_argpack *pack, PyObject *o)
 {
+    pack->taken = 1;
     if (!pack->temps && !(pack->temps = PyList_New(0)))
         return -1;
     return PyList_Append(pack->temps, o);
@@ -205,6 +217,7 @@ int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *
         v->kind = P4J_REF;
         v->ref = jo->ref;
         if (index < P4J_ARGS_STACK) { /* borrowed: the caller's args keep it alive */
+            pack->taken = 1;
             pack->owners[index] = jo;
             p4j_pin(jo); /* a detach() meanwhile waits for this call (p4j_args_release) */
         }
@@ -243,6 +256,7 @@ int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *
             PyErr_SetString(PyExc_SystemError, "py4jni: a bytearray outside an argument slot");
             return -1;
         }
+        pack->taken = 1;
         if (!pack->bufs) { /* made on the first bytearray argument */
             pack->bufs = PyMem_Calloc((size_t)pack->cap, sizeof(Py_buffer));
             pack->has_buf = PyMem_Calloc((size_t)pack->cap, 1);
@@ -335,6 +349,7 @@ int p4j_args_from_py(ClientObject *cl, PyObject *const *args, Py_ssize_t n, p4j_
     pack->temps = NULL;
     pack->bufs = NULL;
     pack->has_buf = NULL;
+    pack->taken = n > P4J_ARGS_STACK;
     pack->vals = n <= P4J_ARGS_STACK ? pack->stack_vals : PyMem_Malloc(sizeof(p4j_value) * (size_t)n);
     /* Buffers and flags are only made when an argument is a bytearray. */
     if (!pack->vals)
@@ -352,13 +367,8 @@ int p4j_args_from_py(ClientObject *cl, PyObject *const *args, Py_ssize_t n, p4j_
     return 0;
 }
 
-void p4j_args_release(p4j_argpack *pack)
+void p4j_args_release_taken(p4j_argpack *pack)
 {
-    if (pack->n == 0 && pack->vals == pack->stack_vals && !pack->temps && !pack->bufs &&
-        !pack->has_buf) { /* nothing was taken (a call without arguments) */
-        pack->vals = NULL;
-        return;
-    }
     for (Py_ssize_t i = 0; i < pack->n && i < P4J_ARGS_STACK; i++) {
         JavaObject *jo = pack->owners[i];
         if (!jo)
@@ -448,9 +458,9 @@ PyObject *p4j_value_to_py(ClientObject *cl, p4j_value *v)
     case P4J_BOOL:
         return PyBool_FromLong(v->u.b);
     case P4J_INT:
-        return PyLong_FromLong(v->u.i);
+        return p4j_long_new(v->u.i);
     case P4J_LONG:
-        return PyLong_FromLongLong(v->u.l);
+        return p4j_long_new(v->u.l);
     case P4J_DOUBLE:
         return PyFloat_FromDouble(v->u.d);
     case P4J_STRING:

@@ -74,10 +74,11 @@ member_new_checked(PyObject *owner, PyObject *name, unsigned flags, const char *
         m = member_freelist[--member_freelist_len];
         _Py_NewReference((PyObject *)m);
     } else {
-        m = PyObject_New(JavaMemberObject, &JavaMemberType);
+        m = PyObject_GC_New(JavaMemberObject, &JavaMemberType);
         if (!m)
             return NULL;
     }
+    m->cached = 0;
     Py_INCREF(owner);
     Py_INCREF(name);
     m->owner = owner;
@@ -90,12 +91,12 @@ member_new_checked(PyObject *owner, PyObject *name, unsigned flags, const char *
     return (PyObject *)m;
 }
 
-/* p4jpy_member_new for an interned `name` (no NUL check: see check_member_name). */
+/* p4jpy_member_new for an interned compact ASCII `name` (its characters are its UTF-8;
+ * no NUL check: see check_member_name). */
 static PyObject *member_new_interned(PyObject *owner, PyObject *name)
 {
-    Py_ssize_t len;
-    const char *cname = PyUnicode_AsUTF8AndSize(name, &len);
-    return cname ? member_new_checked(owner, name, 0, cname, len) : NULL;
+    return member_new_checked(owner, name, 0, (const char *)((PyASCIIObject *)name + 1),
+                              PyUnicode_GET_LENGTH(name));
 }
 
 PyObject *p4jpy_member_new(PyObject *owner, PyObject *name, unsigned flags)
@@ -113,12 +114,20 @@ PyObject *p4jpy_member_new(PyObject *owner, PyObject *name, unsigned flags)
 static void member_dealloc(PyObject *self)
 {
     JavaMemberObject *m = (JavaMemberObject *)self;
+    if (m->cached)
+        PyObject_GC_UnTrack(self);
     Py_CLEAR(m->owner);
     Py_CLEAR(m->name);
     if (member_freelist_len < MEMBER_FREELIST_MAX && Py_TYPE(self) == &JavaMemberType)
         member_freelist[member_freelist_len++] = m;
     else
-        PyObject_Free(self);
+        PyObject_GC_Del(self);
+}
+
+static int member_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(((JavaMemberObject *)self)->owner);
+    return 0;
 }
 
 /* The client, target ref and last call site of a member's owner. */
@@ -169,10 +178,12 @@ static PyObject *member_vectorcall(PyObject *self, PyObject *const *args, size_t
         return NULL;
     }
     p4j_argpack pack;
-    if (p4j_args_from_py(cl, args, n, &pack) < 0)
+    pack.vals = NULL; /* no arguments: no pack to make and release */
+    if (n && p4j_args_from_py(cl, args, n, &pack) < 0)
         return NULL;
     if (P4JPY_SIGNALS_CATCH_UP() < 0) { /* a SIGINT just before: its handler raised */
-        p4j_args_release(&pack);
+        if (n)
+            p4j_args_release(&pack);
         return NULL;
     }
     /* The call reads its own copy of the target, pinned: a detach() on another thread
@@ -199,7 +210,8 @@ static PyObject *member_vectorcall(PyObject *self, PyObject *const *args, size_t
                           (size_t)n, &out, &err);
         Py_END_ALLOW_THREADS
     }
-    p4j_args_release(&pack);
+    if (n)
+        p4j_args_release(&pack);
     if (!ref->cls && ref->handle == target.handle)
         ref->cls = target.cls; /* keep the class lookup of the call */
     if (pinned)
@@ -209,9 +221,9 @@ static PyObject *member_vectorcall(PyObject *self, PyObject *const *args, size_t
     if (out.kind == P4J_SELF)
         return P4J_BASE_CHECKED(Py_NewRef(m->owner));
     if (out.kind == P4J_LONG && !out.owned) /* the common scalars, without the switch */
-        return P4J_BASE_CHECKED(PyLong_FromLongLong(out.u.l));
+        return P4J_BASE_CHECKED(p4j_long_new(out.u.l));
     if (out.kind == P4J_INT && !out.owned)
-        return P4J_BASE_CHECKED(PyLong_FromLong(out.u.i));
+        return P4J_BASE_CHECKED(p4j_long_new(out.u.i));
     return P4J_BASE_CHECKED(p4j_value_to_py(cl, &out));
 }
 
@@ -322,11 +334,12 @@ PyTypeObject JavaMemberType = {
               "A Java method bound to an object or class; calling it calls Java "
               "(one transport call; arguments converted as py4j does).",
     .tp_basicsize = sizeof(JavaMemberObject),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_HAVE_GC,
     .tp_vectorcall_offset = offsetof(JavaMemberObject, vectorcall),
     .tp_call = PyVectorcall_Call,
     .tp_new = member_new_py,
     .tp_dealloc = member_dealloc,
+    .tp_traverse = member_traverse,
     .tp_repr = member_repr,
     .tp_methods = member_methods,
     .tp_getset = member_getset,
@@ -855,8 +868,26 @@ PyObject *p4j_wrap_class(ClientObject *cl, p4j_ref *ref, PyObject *fqn)
     o->weakreflist = NULL;
     o->vectorcall = jclass_vectorcall;
     o->last_site = NULL;
+    o->ctor_site = NULL;
+    memset(o->slots, 0, sizeof o->slots);
     PyObject_GC_Track(o);
     return (PyObject *)o;
+}
+
+#define JCLASS_SLOTS ((size_t)(sizeof ((JavaClassObject *)0)->slots / \
+                               sizeof ((JavaClassObject *)0)->slots[0]))
+
+static inline size_t jclass_slot(PyObject *name)
+{
+    return ((uintptr_t)name >> 4) & (JCLASS_SLOTS - 1);
+}
+
+static void jclass_slots_clear(JavaClassObject *o)
+{
+    for (size_t i = 0; i < JCLASS_SLOTS; i++) {
+        Py_CLEAR(o->slots[i].name);
+        o->slots[i].value = NULL;
+    }
 }
 
 static int jclass_traverse(PyObject *self, visitproc visit, void *arg)
@@ -869,6 +900,7 @@ static int jclass_traverse(PyObject *self, visitproc visit, void *arg)
 
 static int jclass_clear(PyObject *self)
 {
+    jclass_slots_clear((JavaClassObject *)self);
     Py_CLEAR(((JavaClassObject *)self)->members);
     return 0;
 }
@@ -879,6 +911,7 @@ static void jclass_dealloc(PyObject *self)
     PyObject_GC_UnTrack(self);
     if (o->weakreflist)
         PyObject_ClearWeakRefs(self);
+    jclass_slots_clear(o);
     Py_CLEAR(o->members);
     Py_CLEAR(o->fqn);
     if (o->client) {
@@ -889,12 +922,33 @@ static void jclass_dealloc(PyObject *self)
     PyObject_GC_Del(self);
 }
 
-/* What JavaClass.members caches per static name (a nested class is cached as its
- * JavaClass itself). */
-typedef enum p4jpy_static_cached {
-    P4JPY_CACHED_FIELD = 1,  /* a field: its value is read on every access */
-    P4JPY_CACHED_METHOD = 2, /* methods: a JavaMember is made at once       */
-} p4jpy_static_cached;
+/* JavaClass.members holds per static name: the JavaMember of its methods (made once,
+ * shared by every read: its call site stays resolved), a nested class's JavaClass, or
+ * P4JPY_CACHED_FIELD for a field, whose value is read on every access. */
+#define P4JPY_CACHED_FIELD 1
+
+/* Sets `o->members[name]` to `value`, emptying the slots (they borrow from members). */
+static int jclass_members_set(JavaClassObject *o, PyObject *name, PyObject *value)
+{
+    jclass_slots_clear(o);
+    return PyDict_SetItem(o->members, name, value);
+}
+
+/* A cached method or nested class of `o->members` (new reference), its slot filled
+ * when `name` is interned; NULL when `kind` is neither. */
+static PyObject *jclass_cached(JavaClassObject *o, PyObject *name, PyObject *kind)
+{
+    if (!Py_IS_TYPE(kind, &JavaMemberType) && !P4J_IS_JAVACLASS(kind))
+        return NULL;
+#ifndef Py_GIL_DISABLED /* the slots are read without a lock: only where the GIL orders */
+    if (PyUnicode_CHECK_INTERNED(name)) {
+        size_t i = jclass_slot(name);
+        Py_XSETREF(o->slots[i].name, Py_NewRef(name));
+        o->slots[i].value = kind;
+    }
+#endif
+    return Py_NewRef(kind);
+}
 
 /* Resolves static member `name`: returns the field's value, a JavaMember, or a nested
  * JavaClass; the kind of each name is cached (field values are read every time). */
@@ -905,10 +959,9 @@ static PyObject *jclass_member(JavaClassObject *o, PyObject *name)
     PyObject *kind = PyDict_GetItemWithError(o->members, name);
     if (!kind && PyErr_Occurred())
         return NULL;
-    if (kind && PyLong_CheckExact(kind) && PyLong_AsLong(kind) == P4JPY_CACHED_METHOD)
-        return p4jpy_member_new((PyObject *)o, name, P4J_CALL_STATIC);
-    if (kind && P4J_IS_JAVACLASS(kind))
-        return Py_NewRef(kind);
+    PyObject *cached = kind ? jclass_cached(o, name, kind) : NULL;
+    if (cached)
+        return cached;
     if (p4j_check_open(o->client) < 0)
         return NULL;
     Py_ssize_t cname_len;
@@ -933,13 +986,16 @@ static PyObject *jclass_member(JavaClassObject *o, PyObject *name)
         return p4j_raise(cl, &err, NULL);
     }
     if (out.kind == P4J_METHOD) {
-        PyObject *method = PyLong_FromLong(P4JPY_CACHED_METHOD);
-        if (!method || PyDict_SetItem(o->members, name, method) < 0) {
-            Py_XDECREF(method);
+        PyObject *method = p4jpy_member_new((PyObject *)o, name, P4J_CALL_STATIC);
+        if (!method)
+            return NULL;
+        ((JavaMemberObject *)method)->cached = 1; /* a cycle with o: the GC sees it */
+        PyObject_GC_Track(method);
+        if (jclass_members_set(o, name, method) < 0) {
+            Py_DECREF(method);
             return NULL;
         }
-        Py_DECREF(method);
-        return p4jpy_member_new((PyObject *)o, name, P4J_CALL_STATIC);
+        return method;
     }
     PyObject *r = p4j_value_to_py(cl, &out);
     if (!r)
@@ -950,7 +1006,7 @@ static PyObject *jclass_member(JavaClassObject *o, PyObject *name)
     else if (cache)
         Py_INCREF(cache);
     if (cache) {
-        int rc = PyDict_SetItem(o->members, name, cache);
+        int rc = jclass_members_set(o, name, cache);
         Py_DECREF(cache);
         if (rc < 0) {
             Py_DECREF(r);
@@ -962,9 +1018,13 @@ static PyObject *jclass_member(JavaClassObject *o, PyObject *name)
 
 static PyObject *jclass_getattro(PyObject *self, PyObject *name)
 {
+    JavaClassObject *o = (JavaClassObject *)self;
+    size_t i = jclass_slot(name); /* only Java members are cached: JavaClassType is */
+    if (o->slots[i].name == name) /* immutable, so no attribute of it shadows them   */
+        return Py_NewRef(o->slots[i].value);
     if (_PyType_Lookup(Py_TYPE(self), name) || !PyUnicode_Check(name) || is_dunder(name))
         return PyObject_GenericGetAttr(self, name);
-    return jclass_member((JavaClassObject *)self, name);
+    return jclass_member(o, name);
 }
 
 static PyObject *jclass_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
@@ -980,17 +1040,23 @@ static PyObject *jclass_vectorcall(PyObject *self, PyObject *const *args, size_t
     ClientObject *cl = o->client;
     Py_ssize_t n = PyVectorcall_NARGS(nargsf);
     p4j_argpack pack;
-    if (p4j_args_from_py(cl, args, n, &pack) < 0)
+    pack.vals = NULL; /* no arguments: no pack to make and release */
+    if (n && p4j_args_from_py(cl, args, n, &pack) < 0)
         return NULL;
     if (P4JPY_SIGNALS_CATCH_UP() < 0) { /* a SIGINT just before: its handler raised */
-        p4j_args_release(&pack);
+        if (n)
+            p4j_args_release(&pack);
         return NULL;
     }
     p4j_value out;
     p4j_error err = {0};
     p4j_status st;
     p4j_client *c = cl->c;
-    if (c->unlock) { /* in-process: the GIL, and on the main thread the call window */
+    if (c->unlock && c->ops->construct_at) { /* the transport releases the GIL itself,
+                                                except for a short constructor */
+        st = c->ops->construct_at(c, &o->ctor_site, &o->ref, P4J_CALL_LOCK_HELD, pack.vals,
+                                  (size_t)n, &out, &err);
+    } else if (c->unlock) { /* in-process: the GIL, and on the main thread the call window */
         void *saved = c->unlock();
         st = c->ops->construct(c, &o->ref, pack.vals, (size_t)n, &out, &err);
         c->relock(saved);
@@ -999,7 +1065,8 @@ static PyObject *jclass_vectorcall(PyObject *self, PyObject *const *args, size_t
         st = c->ops->construct(c, &o->ref, pack.vals, (size_t)n, &out, &err);
         Py_END_ALLOW_THREADS
     }
-    p4j_args_release(&pack);
+    if (n)
+        p4j_args_release(&pack);
     if (st != P4J_OK) {
         return p4j_raise_call(cl, &err, NULL, PyUnicode_AsUTF8(o->fqn));
     }
@@ -1144,14 +1211,76 @@ static int plain_names(PyTypeObject *type)
     return plain;
 }
 
-/* Base of JVMView, JavaPackage and JavaGateway: attribute reads hit the instance
- * __dict__ at C speed (first, when no data descriptor of the class can shadow it); a
- * miss (not a dunder) calls self._resolve(name), which may store the answer in
- * __dict__ for next time. */
-static PyObject *ns_getattro(PyObject *self, PyObject *name)
+/* Slots of a name space's lookup cache (a power of two). */
+#define NS_SLOTS 8
+
+/* A name space (the base of JVMView, JavaPackage and JavaGateway). Names it resolved
+ * live in `names` (set by _remember, never by assignment), read first; `slots` is a
+ * direct-mapped cache of `names` keyed by the interned str's address, so that
+ * `jvm.java.lang.System` costs three pointer compares. The slots borrow from `names`
+ * and are emptied whenever `names` changes; they are valid while the type's version
+ * tag is the one they were filled under (a class change, such as a data descriptor
+ * added, is seen). */
+typedef struct NamespaceObject {
+    PyObject_HEAD
+    PyObject *names;      /* dict: name -> value, or NULL */
+    unsigned int version; /* the type's version tag when the slots were filled; 0: empty */
+    struct {
+        PyObject *name;   /* interned str (a strong reference), or NULL */
+        PyObject *value;  /* borrowed from names */
+    } slots[NS_SLOTS];
+} NamespaceObject;
+
+static inline size_t ns_slot(PyObject *name)
 {
-    if (PyUnicode_CheckExact(name) && !is_dunder(name) && plain_names(Py_TYPE(self))) {
-        PyObject *v;
+    return ((uintptr_t)name >> 4) & (NS_SLOTS - 1);
+}
+
+static void ns_slots_clear(NamespaceObject *ns)
+{
+    for (size_t i = 0; i < NS_SLOTS; i++)
+        Py_CLEAR(ns->slots[i].name);
+    memset(ns->slots, 0, sizeof ns->slots);
+    ns->version = 0;
+}
+
+/* The value `names` holds for `name` (new reference, the slot filled when the name is
+ * interned), or NULL: absent (no exception) or an error. */
+static PyObject *ns_names_get(NamespaceObject *ns, PyObject *name)
+{
+    if (!ns->names)
+        return NULL;
+    PyObject *v = PyDict_GetItemWithError(ns->names, name);
+    if (!v)
+        return NULL;
+    PyTypeObject *type = Py_TYPE(ns);
+#ifndef Py_GIL_DISABLED /* the slots are read without a lock: only where the GIL orders */
+    if (PyUnicode_CHECK_INTERNED(name) && (type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) &&
+        type->tp_version_tag) {
+        if (ns->version != type->tp_version_tag)
+            ns_slots_clear(ns);
+        size_t i = ns_slot(name);
+        ns->version = type->tp_version_tag;
+        Py_XSETREF(ns->slots[i].name, Py_NewRef(name)); /* held: its address stays its own */
+        ns->slots[i].value = v;
+    }
+#else
+    (void)type;
+#endif
+    return Py_NewRef(v);
+}
+
+/* The lookup after a slot missed: `names` and the instance __dict__ (first, when no data
+ * descriptor of the class can shadow them), the class, then self._resolve(name) for a
+ * name that is not a dunder. */
+static __attribute__((noinline)) PyObject *ns_getattro_slow(PyObject *self, PyObject *name)
+{
+    NamespaceObject *ns = (NamespaceObject *)self;
+    int plain = PyUnicode_CheckExact(name) && !is_dunder(name) && plain_names(Py_TYPE(self));
+    if (plain) {
+        PyObject *v = ns_names_get(ns, name);
+        if (v || PyErr_Occurred())
+            return v;
         int found = instance_dict_get(self, name, &v);
         if (found)
             return found > 0 ? v : NULL;
@@ -1161,19 +1290,116 @@ static PyObject *ns_getattro(PyObject *self, PyObject *name)
         is_dunder(name))
         return r;
     PyErr_Clear();
+    if (!plain && ns->names) { /* shadowed by nothing after all: a remembered name */
+        PyObject *v = PyDict_GetItemWithError(ns->names, name);
+        if (v || PyErr_Occurred())
+            return Py_XNewRef(v);
+    }
     static PyObject *resolve_name;
     if (!resolve_name && !(resolve_name = PyUnicode_InternFromString("_resolve")))
         return NULL;
     return PyObject_CallMethodOneArg(self, resolve_name, name);
 }
 
+static PyObject *ns_getattro(PyObject *self, PyObject *name)
+{
+    NamespaceObject *ns = (NamespaceObject *)self;
+    size_t i = ns_slot(name);
+    if (ns->slots[i].name == name && ns->version == Py_TYPE(self)->tp_version_tag &&
+        (Py_TYPE(self)->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG))
+        return Py_NewRef(ns->slots[i].value);
+    return ns_getattro_slow(self, name);
+}
+
+/* Assigning or deleting an attribute drops a remembered value of that name first (the
+ * assignment is what later reads see). */
+static int ns_setattro(PyObject *self, PyObject *name, PyObject *value)
+{
+    NamespaceObject *ns = (NamespaceObject *)self;
+    if (ns->names && PyUnicode_Check(name)) {
+        int has = PyDict_Contains(ns->names, name);
+        if (has < 0 || (has && PyDict_DelItem(ns->names, name) < 0))
+            return -1;
+        if (has)
+            ns_slots_clear(ns);
+    }
+    return PyObject_GenericSetAttr(self, name, value);
+}
+
+static PyObject *ns_remember(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    NamespaceObject *ns = (NamespaceObject *)self;
+    if (nargs != 2 || !PyUnicode_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "_remember(name: str, value)");
+        return NULL;
+    }
+    if (!ns->names && !(ns->names = PyDict_New()))
+        return NULL;
+    ns_slots_clear(ns);
+    if (PyDict_SetItem(ns->names, args[0], args[1]) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *ns_forget_names(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    NamespaceObject *ns = (NamespaceObject *)self;
+    ns_slots_clear(ns);
+    if (ns->names)
+        PyDict_Clear(ns->names);
+    Py_RETURN_NONE;
+}
+
+static PyObject *ns_remembered(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    NamespaceObject *ns = (NamespaceObject *)self;
+    return ns->names ? PyDict_Copy(ns->names) : PyDict_New();
+}
+
+static int ns_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(((NamespaceObject *)self)->names);
+    return 0;
+}
+
+static int ns_clear(PyObject *self)
+{
+    NamespaceObject *ns = (NamespaceObject *)self;
+    ns_slots_clear(ns);
+    Py_CLEAR(ns->names);
+    return 0;
+}
+
+static void ns_dealloc(PyObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    ns_clear(self);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyMethodDef ns_methods[] = {
+    {"_remember", (PyCFunction)(void (*)(void))ns_remember, METH_FASTCALL,
+     "_remember(name, value): later reads of the attribute `name` give `value` (until "
+     "_forget_names, or an assignment to the attribute)."},
+    {"_forget_names", ns_forget_names, METH_NOARGS, "Drops every remembered name."},
+    {"_remembered", ns_remembered, METH_NOARGS, "A dict of the remembered names."},
+    {NULL, NULL, 0, NULL},
+};
+
 PyTypeObject NamespaceType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "py4jni._py4jni.Namespace",
-    .tp_doc = "Base of py4jni's name spaces: cached names read at C speed, a miss calls "
-              "self._resolve(name).",
-    .tp_basicsize = sizeof(PyObject),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "Base of py4jni's name spaces: names remembered by _remember, then the "
+              "instance __dict__, read at C speed; a miss calls self._resolve(name).",
+    .tp_basicsize = sizeof(NamespaceObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .tp_getattro = ns_getattro,
+    .tp_setattro = ns_setattro,
+    .tp_traverse = ns_traverse,
+    .tp_clear = ns_clear,
+    .tp_dealloc = ns_dealloc,
+    .tp_methods = ns_methods,
     .tp_new = PyType_GenericNew,
 };

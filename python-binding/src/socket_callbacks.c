@@ -46,6 +46,7 @@ int p4j_socket_proxy_value(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argp
         return -1;
     }
     const char *utf8 = PyUnicode_AsUTF8(text);
+    pack->taken = 1; /* released by p4j_args_release */
     if (!utf8 || ((!pack->temps && !(pack->temps = PyList_New(0))) ||
                   PyList_Append(pack->temps, text) < 0)) {
         Py_DECREF(text);

@@ -205,3 +205,140 @@ def test_whole_name_chain_is_cached(gateway):
     assert jvm.java.lang.System is jvm.java.lang.System
     assert jvm.java.lang is jvm.java.lang
     assert jvm.java.lang.System.currentTimeMillis() > 0
+
+
+def test_remembered_names_are_read_first_until_assigned_or_forgotten():
+    """Namespace._remember: the name's later reads give the value (through a slot cache
+    keyed by the name); an assignment, a data descriptor added to the class, or
+    _forget_names end it."""
+    from py4jni import _py4jni
+
+    calls: list = []
+
+    class NS(_py4jni.Namespace):
+        def _resolve(self, name):
+            calls.append(name)
+            self._remember(name, name.upper())
+            return name.upper()
+
+    ns = NS()
+    assert [ns.abc, ns.abc, ns.abc] == ["ABC"] * 3 and calls == ["abc"]
+    assert getattr(ns, "ab" + "c") == "ABC"  # a str that is not the interned one
+    assert ns._remembered() == {"abc": "ABC"}
+    ns.abc = "mine"  # an assignment wins from now on
+    assert ns.abc == "mine" and ns._remembered() == {}
+    del ns.abc
+    assert ns.abc == "ABC" and calls == ["abc", "abc"]
+    NS.abc = property(lambda self: "property")  # a class change is seen at once
+    assert ns.abc == "property"
+    del NS.abc
+    assert ns.abc == "ABC"
+    for i in range(40):  # more names than slots: each still reads its own value
+        assert getattr(ns, f"n{i}") == f"N{i}"
+    assert [getattr(ns, f"n{i}") for i in range(40)] == [f"N{i}" for i in range(40)]
+    ns._forget_names()
+    assert ns.abc == "ABC" and calls.count("abc") == 3
+
+
+def test_forgotten_imports_resolve_again(gateway):
+    """java_import/remove_imports drop the view's remembered names (slots included)."""
+    from py4jni import java_import
+    from py4jni.java_gateway import remove_imports
+
+    view = gateway.new_jvm_view()
+    assert type(view.ArrayList).__name__ == "JavaPackage"  # not imported yet
+    java_import(view, "java.util.ArrayList")
+    assert view.ArrayList._fqn == "java.util.ArrayList"
+    assert view.ArrayList().size() == 0
+    remove_imports(view, "java.util.ArrayList")
+    assert type(view.ArrayList).__name__ == "JavaPackage"
+
+
+def test_a_static_method_is_one_member(gateway):
+    """System.currentTimeMillis is made once per class and kept (its call site stays
+    resolved); a class dropped with its members is collected (they make a cycle)."""
+    import gc
+    import weakref
+
+    from py4jni import _py4jni
+
+    system = gateway.jvm.java.lang.System
+    assert system.currentTimeMillis is system.currentTimeMillis
+    assert system.currentTimeMillis() > 0
+    assert system.nanoTime is not system.currentTimeMillis
+    cls = _py4jni.JavaClass("java.lang.Math", gateway._gateway_client)
+    assert cls.max(2, 3) == 3 and cls.max is cls.max and cls.abs(-4) == 4
+    ref = weakref.ref(cls)
+    del cls
+    gc.collect()
+    assert ref() is None
+
+
+def test_repeated_int_results_are_right_values(gateway):
+    """Int results are shared while they repeat (a small cache by value): values that
+    fall on the same cache entry still each come back as themselves."""
+    math = gateway.jvm.java.lang.Math
+    values = [v * 64 + 1000 for v in range(300)] + [2**40 + v for v in range(64)]
+    values += [-v for v in values] + [2**63 - 1, -2**63, 2**31 - 1, -2**31]
+    for _ in range(2):
+        assert [math.addExact(v, 0) for v in values] == values
+        assert [math.max(v, v) for v in values] == values
+    big = 10**12 + 7
+    assert math.addExact(big, 0) is math.addExact(big, 0)
+
+
+def test_constructors_from_threads(gateway):
+    """StringBuilder's constructors keep the GIL (allowlisted, like its methods): threads
+    constructing at once get their own objects."""
+    jvm = gateway.jvm
+    errors: list = []
+
+    def work(k: int) -> None:
+        try:
+            for i in range(200):
+                assert jvm.java.lang.StringBuilder(f"{k}:{i}").toString() == f"{k}:{i}"
+                assert jvm.java.lang.StringBuilder(i).capacity() == i
+                assert jvm.java.lang.StringBuilder().length() == 0
+        except BaseException as exc:  # reported by the main thread
+            errors.append(exc)
+
+    run_threads(work, [(k,) for k in range(4)])
+    assert errors == []
+
+
+@pytest.mark.inproc_only("the GIL handoff of in-process calls")
+def test_a_blocking_constructor_releases_the_gil(gateway, tmp_path):
+    """A constructor that blocks in Java (a FileInputStream on a FIFO with no writer yet)
+    releases the GIL: the Python thread that opens the writer runs meanwhile."""
+    import os
+
+    jvm = gateway.jvm
+    fifo = str(tmp_path / "fifo")
+    os.mkfifo(fifo)
+
+    def writer() -> None:
+        with open(fifo, "wb") as fh:
+            fh.write(b"x")
+
+    t = threading.Thread(target=writer, daemon=True)
+    t.start()
+    stream = jvm.java.io.FileInputStream(fifo)  # returns once the writer opened it
+    assert stream.read() == ord("x")
+    stream.close()
+    t.join(60)
+    assert not t.is_alive()
+
+
+def test_byte_buffer_accessors(gateway):
+    """ByteBuffer.array() and the Buffer accessors (allowlisted short calls) answer as
+    Java does, exceptions included."""
+    bb = gateway.jvm.java.nio.ByteBuffer.allocate(16)
+    bb.put(3, 7)
+    assert bb.array()[3] == 7 and len(bb.array()) == 16
+    assert (bb.capacity(), bb.position(), bb.limit(), bb.remaining()) == (16, 0, 16, 16)
+    assert (bb.hasArray(), bb.isDirect(), bb.isReadOnly(), bb.arrayOffset()) == (
+        True, False, False, 0)
+    with pytest.raises(Py4JJavaError, match="ReadOnlyBuffer"):
+        bb.asReadOnlyBuffer().array()
+    with pytest.raises(Py4JJavaError, match="UnsupportedOperation"):
+        gateway.jvm.java.nio.ByteBuffer.allocateDirect(8).array()
