@@ -131,6 +131,41 @@ p4j_status p4j_inproc_direct_buffer(p4j_client *c, void *addr, size_t len,
     return p4j_inproc_leave(env, P4J_OK);
 }
 
+/* What the instances of a class are as buffers (p4jj_class.buf_kind). */
+enum {
+    BUF_UNKNOWN = 0, /* not asked yet */
+    BUF_NONE,        /* not a java.nio.ByteBuffer */
+    BUF_HEAP,        /* a heap ByteBuffer: no fixed address */
+    BUF_DIRECT,      /* a direct ByteBuffer */
+    BUF_DIRECT_RO,   /* a read-only direct ByteBuffer */
+};
+
+/* The buffer kind of `b`, whose class is `pc`, asked once per class: ByteBuffer's
+ * subclasses all live in java.nio (its constructors are package-private), and there
+ * being direct and being read-only are what the class is (HeapByteBuffer[R],
+ * DirectByteBuffer[R]). BUF_UNKNOWN with err set on failure. */
+static int buffer_kind(JNIEnv *env, p4jj_class *pc, jobject b, p4j_error *err)
+{
+    int kind = __atomic_load_n(&pc->buf_kind, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(kind != BUF_UNKNOWN, 1))
+        return kind;
+    if (ids_get(env, err) != P4J_OK)
+        return BUF_UNKNOWN;
+    if (!(*env)->IsInstanceOf(env, b, ids.ByteBuffer)) {
+        kind = BUF_NONE;
+    } else {
+        jboolean direct = (*env)->CallBooleanMethod(env, b, ids.isDirect);
+        if (p4j_jvm_failed(env, err))
+            return BUF_UNKNOWN;
+        jboolean ro = direct ? (*env)->CallBooleanMethod(env, b, ids.isReadOnly) : JNI_FALSE;
+        if (p4j_jvm_failed(env, err))
+            return BUF_UNKNOWN;
+        kind = !direct ? BUF_HEAP : ro ? BUF_DIRECT_RO : BUF_DIRECT;
+    }
+    __atomic_store_n(&pc->buf_kind, (uint8_t)kind, __ATOMIC_RELEASE);
+    return kind;
+}
+
 p4j_status p4j_inproc_buffer_address(p4j_client *c, const p4j_ref *buf, void **addr,
                                      size_t *len, bool *readonly, p4j_error *err)
 {
@@ -139,32 +174,33 @@ p4j_status p4j_inproc_buffer_address(p4j_client *c, const p4j_ref *buf, void **a
     *readonly = false;
     if (refuse_socket(c, err) != P4J_OK)
         return P4J_ERROR;
-    JNIEnv *env = p4j_inproc_enter(c, NULL, 8, err);
+    if (c->closed)
+        return p4j_error_set(err, P4J_ERR_CLOSED, "py4jni: the gateway has been shut down");
+    JNIEnv *env = p4j_jvm_env(err); /* no local frame: nothing below makes a local ref */
     if (!env)
         return P4J_ERROR;
-    if (ids_get(env, err) != P4J_OK)
-        return p4j_inproc_leave(env, P4J_ERROR);
     jobject b = buf ? (jobject)buf->handle : NULL;
-    if (!b || !(*env)->IsInstanceOf(env, b, ids.ByteBuffer))
-        return p4j_inproc_leave(env, p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: not a "
-                                                   "java.nio.ByteBuffer"));
-    jboolean direct = (*env)->CallBooleanMethod(env, b, ids.isDirect);
-    if (p4j_jvm_failed(env, err))
-        return p4j_inproc_leave(env, P4J_ERROR);
-    if (!direct)
-        return p4j_inproc_leave(env, p4j_error_set(
+    if (!b)
+        return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: not a java.nio.ByteBuffer");
+    p4jj_class *pc = buf->cls;
+    if (!pc && !(pc = ((p4j_ref *)buf)->cls = p4jj_class_of(env, b, err))) /* the caller's */
+        return P4J_ERROR;                                              /* cache slot     */
+    int kind = buffer_kind(env, pc, b, err);
+    if (kind == BUF_UNKNOWN)
+        return P4J_ERROR;
+    if (kind == BUF_NONE)
+        return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: not a java.nio.ByteBuffer");
+    if (kind == BUF_HEAP)
+        return p4j_error_set(
             err, P4J_ERR_BRIDGE, "py4jni: a heap ByteBuffer has no fixed address (make it "
-            "with ByteBuffer.allocateDirect, or copy it with bb.array())"));
-    jboolean ro = (*env)->CallBooleanMethod(env, b, ids.isReadOnly);
-    if (p4j_jvm_failed(env, err))
-        return p4j_inproc_leave(env, P4J_ERROR);
+            "with ByteBuffer.allocateDirect, or copy it with bb.array())");
     void *a = (*env)->GetDirectBufferAddress(env, b);
     jlong cap = (*env)->GetDirectBufferCapacity(env, b);
     if (!a || cap < 0)
-        return p4j_inproc_leave(env, p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: this JVM "
-                                                   "does not give JNI direct buffer addresses"));
+        return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: this JVM does not give JNI "
+                             "direct buffer addresses");
     *addr = a;
     *len = (size_t)cap;
-    *readonly = ro != JNI_FALSE;
-    return p4j_inproc_leave(env, P4J_OK);
+    *readonly = kind == BUF_DIRECT_RO;
+    return P4J_OK;
 }

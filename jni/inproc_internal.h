@@ -110,6 +110,7 @@ typedef struct p4jj_class {
     uint32_t id;
     char role;  /* wire letter of instances: 'r', 'l', 's', ... (Bridge.classInfo) */
     uint8_t cb_state; /* jni/callbacks.c: whether instances are Python proxies (a cache) */
+    uint8_t buf_kind; /* jni/inproc_buffers.c: what instances are as buffers (a cache) */
     pthread_mutex_t lock;
     p4jj_member *buckets[P4J_CLASS_BUCKETS]; /* read with __atomic acquire loads */
 } p4jj_class;

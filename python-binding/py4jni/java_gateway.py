@@ -554,12 +554,9 @@ def _java_lang_class_of(java_class: JavaClass) -> JavaObject:
     return _transports.of(java_class._gateway_client).java_lang_class(java_class)
 
 
-def as_memoryview(java_buffer: JavaObject) -> memoryview:
-    """A memoryview over the memory of a Java direct ByteBuffer (its whole capacity,
-    whatever its position and limit), without a copy (py4jni only, in-process). The
-    ByteBuffer stays referenced while the memoryview, or a view taken from it, lives;
-    read-only when the ByteBuffer is. Heap buffers raise Py4JError."""
-    return _py4jni.as_memoryview(java_buffer)
+#: A memoryview over the memory of a Java direct ByteBuffer, without a copy (the
+#: extension's function itself: no Python frame per call; its docstring says the rest).
+as_memoryview = _py4jni.as_memoryview
 
 
 def is_instance_of(gateway: "JavaGateway", java_object: Any, java_class: Any) -> bool:

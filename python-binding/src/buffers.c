@@ -146,10 +146,9 @@ static PyObject *mod_as_memoryview(PyObject *mod, PyObject *obj)
     size_t len;
     bool readonly;
     p4j_error err = {0};
-    p4j_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = p4j_inproc_buffer_address(cl->c, &jo->ref, &addr, &len, &readonly, &err);
-    Py_END_ALLOW_THREADS
+    /* With the GIL kept: a few JNI calls that neither block nor call back (once per
+     * class, ByteBuffer.isDirect and isReadOnly, JDK code on JDK classes) */
+    p4j_status st = p4j_inproc_buffer_address(cl->c, &jo->ref, &addr, &len, &readonly, &err);
     if (st != P4J_OK)
         return p4j_raise(cl, &err, NULL);
     JavaBufferViewObject *v = PyObject_New(JavaBufferViewObject, &JavaBufferViewType);
@@ -168,7 +167,11 @@ static PyMethodDef buffer_methods[] = {
     {"direct_buffer", mod_direct_buffer, METH_VARARGS,
      "direct_buffer(client, obj): a Java direct ByteBuffer over obj's memory (no copy)."},
     {"as_memoryview", mod_as_memoryview, METH_O,
-     "as_memoryview(buf): a memoryview over a Java direct ByteBuffer's memory (no copy)."},
+     "as_memoryview(java_buffer, /)\n--\n\n"
+     "A memoryview over the memory of a Java direct ByteBuffer (its whole capacity, "
+     "whatever its position and limit), without a copy (py4jni only, in-process). The "
+     "ByteBuffer stays referenced while the memoryview, or a view taken from it, lives; "
+     "read-only when the ByteBuffer is. Heap buffers raise Py4JError."},
     {NULL, NULL, 0, NULL},
 };
 

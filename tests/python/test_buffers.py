@@ -143,6 +143,30 @@ def test_numpy_view_of_java_doubles(gateway):
 
 
 @INPROC
+def test_buffer_kinds_alternating_stay_right(gateway, tmp_path):
+    """What a buffer is (direct or heap, read-only or not) is asked once per class: each
+    kind in turn, slices and a file mapping included, still answers as its own."""
+    jvm = gateway.jvm
+    path = tmp_path / "mapped"
+    path.write_bytes(b"\x07" * 64)
+    raf = jvm.java.io.RandomAccessFile(str(path), "rw")
+    mode = jvm.java.nio.channels.FileChannel.MapMode
+    mapped = raf.getChannel().map(mode.READ_WRITE, 0, 64)
+    mapped_ro = raf.getChannel().map(mode.READ_ONLY, 0, 64)
+    rw = jvm.java.nio.ByteBuffer.allocateDirect(32)
+    for _ in range(3):
+        for bb, nbytes, readonly in ((rw, 32, False), (rw.asReadOnlyBuffer(), 32, True),
+                                     (rw.slice(), 32, False), (mapped, 64, False),
+                                     (mapped_ro, 64, True)):
+            mv = as_memoryview(bb)
+            assert (mv.nbytes, mv.readonly) == (nbytes, readonly)
+        assert as_memoryview(mapped_ro)[5] == 7
+        with pytest.raises(Py4JError, match="heap ByteBuffer"):
+            as_memoryview(jvm.java.nio.ByteBuffer.allocate(4).asReadOnlyBuffer())
+    raf.close()
+
+
+@INPROC
 def test_heap_buffers_and_other_objects_are_refused(gateway):
     with pytest.raises(Py4JError, match="heap ByteBuffer"):
         as_memoryview(gateway.jvm.java.nio.ByteBuffer.allocate(4))
