@@ -19,7 +19,7 @@
 
 typedef struct inproc_client {
     struct p4j_client base;
-    jobject default_view; /* global ref to Bridge.defaultView() */
+    jobject default_view; /* global ref to the client's own JVMView (py4j's "rj") */
     uint64_t context_id;  /* the org.py4jni.CallContext its calls run for; 0: none */
 } inproc_client;
 
@@ -761,7 +761,13 @@ p4j_status p4j_inproc_client_new(const p4j_jvm_options *opts, p4j_client **out,
     if (!ic)
         return p4j_error_set(err, P4J_ERR_MEMORY, "out of memory");
     ic->base.ops = &inproc_ops;
-    jobject view = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge, p4j_jc.Bridge_defaultView);
+    /* a view of its own, as each py4j server has: imports end with the client */
+    jstring name = (*env)->NewStringUTF(env, "default");
+    jobject view = name ? (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge,
+                                                         p4j_jc.Bridge_newView, name)
+                        : NULL;
+    if (name)
+        (*env)->DeleteLocalRef(env, name);
     if (p4j_jvm_failed(env, err) || !view) {
         free(ic);
         return err->kind ? P4J_ERROR

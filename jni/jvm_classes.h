@@ -80,7 +80,6 @@
     X(Bridge_nestedClass, Bridge, 1, "nestedClass",                                          \
       "(Ljava/lang/Class;Ljava/lang/String;)Ljava/lang/Class;")                               \
     X(Bridge_newView, Bridge, 1, "newView", "(Ljava/lang/String;)Lorg/py4jni/JVMView;")      \
-    X(Bridge_defaultView, Bridge, 1, "defaultView", "()Lorg/py4jni/JVMView;")                \
     X(Bridge_resolveClass, Bridge, 1, "resolveClass",                                        \
       "(Lorg/py4jni/JVMView;Ljava/lang/String;)Ljava/lang/Class;")                           \
     X(Bridge_dir, Bridge, 1, "dir", "(Ljava/lang/Object;C)Ljava/lang/String;")               \

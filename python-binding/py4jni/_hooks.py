@@ -20,14 +20,30 @@ from .protocol import Py4JError
 ARG_CONVERTERS: list[Callable[[Any, Any], Any]] = []
 
 
+class _Unkept:
+    """What the converters read of a gateway (``_gateway_client``, ``_auto_convert``),
+    for the objects of a gateway nobody keeps (``JavaGateway(...).jvm``): they go on
+    converting as their gateway's parameters said, as py4j's client carries them."""
+
+    def __init__(self, client: Any, auto_convert: bool) -> None:
+        self._gateway_client = client
+        self._auto_convert = auto_convert
+
+
 def make_converter(gateway: Any) -> Callable[[Any], Any]:
     """The client's converter: tries ARG_CONVERTERS, else raises a clear Py4JError."""
     from _weakref import ref  # weakref.ref, without weakref.py's import (~1 ms)
 
+    # weak: the client holds the converter, and neither may keep the gateway alive
     gw_ref = ref(gateway)
+    client_ref = ref(gateway._gateway_client)
+    auto_convert = bool(getattr(gateway, "_auto_convert", False))
 
     def convert(obj: Any) -> Any:
         gw = gw_ref()
+        if gw is None:
+            client = client_ref()
+            gw = _Unkept(client, auto_convert) if client is not None else None
         if gw is not None:
             for conv in ARG_CONVERTERS:
                 result = conv(gw, obj)

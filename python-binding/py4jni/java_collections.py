@@ -832,7 +832,10 @@ _JAVA_MAX_LENGTH = 2**31 - 1  # elements of a Java array, UTF-16 units of a Stri
 def new_array(gateway: Any, java_class: Any, *dimensions: int) -> Any:
     """``gateway.new_array(cls, *dims)``: a new Java array of ``cls`` (``gateway.jvm.int``
     and the other primitive names included), one dimension per argument. In-process a
-    one-dimensional primitive array (``byte[]`` too, as a JavaArray) costs no Java call."""
+    one-dimensional primitive array costs no Java call. A one-dimensional ``byte[]`` is
+    what py4j returns in both transports: ``bytes`` of zeros (a ``byte[]`` result is a
+    copy), with no Java call; ``to_java_array(gateway, bytearray(n))`` makes a Java
+    ``byte[]`` to pass and read back in-process."""
     if not dimensions:
         raise TypeError("new_array needs at least one dimension")
     dims = [_index(d, "array dimension") for d in dimensions]
@@ -842,6 +845,8 @@ def new_array(gateway: Any, java_class: Any, *dimensions: int) -> Any:
                             "array holds at most 2^31 - 1 (2147483647) elements")
     client = gateway._gateway_client
     letter = _PRIMITIVES.get(_fqn(java_class))
+    if letter == "B" and len(dims) == 1 and dims[0] >= 0:
+        return bytes(dims[0])
     if letter is not None and len(dims) == 1 and dims[0] >= 0:
         made = _py4jni.array_new(client, letter, dims[0])
         if made is not NotImplemented:

@@ -231,15 +231,21 @@ def test_new_array_primitive(gw, fx, name, expected):
 
 
 def test_new_byte_array(gw, fx):
+    """py4j's answer in both transports: a byte[] result is bytes, so a one-dimensional
+    new byte[] is zeros that Java filling its own copy leaves as they are."""
     a = gw.new_array(gw.jvm.byte, 3)
-    if bulk(gw):
-        assert isinstance(a, JavaArray)  # a mutable Java byte[]
-        a[0] = -1
-        a[1:3] = b"\x05\x06"
-        assert bytes(a) == b"\xff\x05\x06" and list(a) == [-1, 5, 6]
-        assert fx.describe(a) == "[B[-1, 5, 6]"
-    else:
-        assert a == b"\x00\x00\x00"  # py4j: byte[] results are bytes
+    assert a == b"\x00\x00\x00"
+    gw.jvm.java.security.SecureRandom().nextBytes(a)
+    assert a == b"\x00\x00\x00"
+    assert gw.new_array(gw.jvm.byte, 0) == b""
+    assert fx.describe(gw.new_array(gw.jvm.byte, 2, 2)) == "[[B[[0, 0], [0, 0]]"
+    if bulk(gw):  # in-process, a Java byte[] to fill: to_java_array of a bytearray
+        b = to_java_array(gw, bytearray(3))
+        assert isinstance(b, JavaArray)
+        b[0] = -1
+        b[1:3] = b"\x05\x06"
+        assert bytes(b) == b"\xff\x05\x06" and list(b) == [-1, 5, 6]
+        assert fx.describe(b) == "[B[-1, 5, 6]"
 
 
 def test_new_array_objects_and_dimensions(gw, fx):

@@ -21,7 +21,9 @@ def test_dropped_objects_release_global_refs(gateway):
         sb.append(1)
     del sb
     gc.collect()
-    assert client.global_ref_count() == before
+    # no growth: the loop may also see earlier tests' Python proxies released, once
+    # Java's GC (which its allocations run) collects the Java objects holding them
+    assert client.global_ref_count() <= before
 
 
 @pytest.mark.inproc_only("counts JNI global references of this process")

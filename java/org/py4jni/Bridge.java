@@ -223,7 +223,8 @@ public final class Bridge {
         return new JVMView(name);
     }
 
-    /** The shared default view (gateway.jvm). */
+    /** The view of names that no client's view qualifies (isInstanceOf's); each in-process
+     * client has a view of its own (newView), as each py4j server has. */
     public static JVMView defaultView() {
         return DEFAULT_VIEW;
     }
