@@ -978,16 +978,26 @@ def _convert_buffer(gateway: Any, obj: Any) -> Any:
     return made if isinstance(made, JavaObject) else NotImplemented  # socket byte[]: bytes
 
 
-def _auto_convert(gateway: Any, obj: Any) -> Any:
-    """auto_convert=True: py4j's INPUT_CONVERTER in order (set -> HashSet, mapping ->
-    HashMap, other iterables -> ArrayList, then converters registered with
-    register_input_converter, e.g. datetime.date -> java.sql.Date)."""
+def _convert_argument(gateway: Any, obj: Any) -> Any:
+    """A Python argument the C core does not pass itself. Without auto_convert: a numeric
+    buffer becomes its primitive array (_convert_buffer), nothing else converts. With
+    auto_convert: py4j's INPUT_CONVERTER in order, a framework's own converters first
+    (registered with ``prepend=True``: PySpark's numpy array converter), then the
+    buffer's primitive array, then py4j's set -> HashSet, mapping -> HashMap, other
+    iterables -> ArrayList, then converters appended with register_input_converter
+    (datetime.date -> java.sql.Date...)."""
     if not getattr(gateway, "_auto_convert", False):
-        return NotImplemented
+        return _convert_buffer(gateway, obj)
+    buffer_tried = False
     for converter in proto.INPUT_CONVERTER:
+        if not buffer_tried and isinstance(converter, _PY4J_CONVERTERS):
+            buffer_tried = True  # where py4j's own converters begin
+            made = _convert_buffer(gateway, obj)
+            if made is not NotImplemented:
+                return made
         if converter.can_convert(obj):
             return converter.convert(obj, gateway._gateway_client)
-    return NotImplemented
+    return NotImplemented if buffer_tried else _convert_buffer(gateway, obj)
 
 
 def _wrapper_maker(name: str) -> "Callable[[str, Any], Any]":
@@ -1006,8 +1016,11 @@ for _letter, _wrapper in ((proto.MAP_TYPE, "JavaMap"), (proto.LIST_TYPE, "JavaLi
     register_output_converter(_letter, _wrapper_maker(_wrapper))
 
 
+_PY4J_CONVERTERS = (SetConverter, MapConverter, ListConverter)
+
+
 def _install() -> None:
-    for conv in (_convert_buffer, _auto_convert):
+    for conv in (_convert_argument,):
         if conv not in _hooks.ARG_CONVERTERS:
             _hooks.ARG_CONVERTERS.append(conv)
     _hooks.new_array = new_array

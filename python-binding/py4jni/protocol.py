@@ -264,7 +264,9 @@ def register_input_converter(converter: Any, prepend: bool = False) -> None:
     """Adds an argument converter (``can_convert(obj)``, ``convert(obj, gateway_client)``),
     first with ``prepend``. Converters apply when the gateway auto-converts
     (``auto_convert=True``), to arguments that are not Java objects and that py4jni does
-    not pass natively (None, bool, int, float, str, bytes, Decimal, JavaObject)."""
+    not pass natively (None, bool, int, float, str, bytes, Decimal, JavaObject); one
+    registered with ``prepend`` sees a numeric buffer before py4jni makes it a primitive
+    array (py4jni/java_collections.py ``_convert_argument``)."""
     if prepend:
         INPUT_CONVERTER.insert(0, converter)
     else:

@@ -628,3 +628,41 @@ def test_walk_modes_need_a_map(fx):
         _py4jni.iterate(fx.range(2), "e")
     assert list(_py4jni.iterate(fx.map(2), "v")) == [0, 1]
     assert list(_py4jni.iterate(fx.map(2), "e", 1, 1)) == [("k0", 0), ("k1", 1)]
+
+
+class _TaggedBufferConverter:
+    """A framework's converter of numeric buffers (as PySpark's numpy array converter,
+    registered with prepend=True): an ArrayList holding a tag and the items."""
+
+    def can_convert(self, obj: object) -> bool:
+        import array
+        return isinstance(obj, array.array)
+
+    def convert(self, obj: object, gateway_client: object) -> object:
+        from py4jni.java_collections import ListConverter
+        return ListConverter().convert(["tagged", *obj], gateway_client)  # type: ignore[misc]
+
+
+def test_framework_converters_come_before_buffer_conversion(auto) -> None:
+    """Under auto_convert a converter registered first (prepend=True) sees a numeric
+    buffer before py4jni makes it a primitive array, as under py4j (where no buffer
+    conversion exists); without one, or without auto_convert, py4jni converts it as
+    before (a primitive array in-process with the bulk operations, else a list)."""
+    import array
+
+    from py4jni import protocol
+    objects = auto.jvm.java.util.Objects
+    data = array.array("b", [1, 2])
+    before = objects.toString(data)
+    assert "tagged" not in before
+    conv = _TaggedBufferConverter()
+    protocol.register_input_converter(conv, prepend=True)
+    try:
+        assert objects.toString(data) == "[tagged, 1, 2]"
+        auto._auto_convert = False  # py4j tries no converter then
+        try:
+            assert "tagged" not in objects.toString(data)
+        except Py4JError:
+            pass  # a list without auto_convert: refused, as py4j refuses it
+    finally:
+        protocol.INPUT_CONVERTER.remove(conv)
