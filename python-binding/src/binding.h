@@ -42,8 +42,10 @@ typedef struct JavaObject {
     PyObject *weakreflist;
     Py_ssize_t busy;      /* calls in flight using the handle (changed under the GIL) */
     p4j_ref parked;       /* detached while busy: released when the last call returns */
-    void *last_site;      /* the call site of the last method called: new JavaMembers
-                             start from it (ops->call_at checks it fits)            */
+    void *sites[4];       /* call sites of the methods called last, by name (the
+                             interned name's address picks the slot): new JavaMembers
+                             start from theirs (ops->call_at checks it fits), so
+                             methods called in turn on one object each find theirs */
     /* Per-object state, NULL / -1 until used; an exact JavaObject that gains any of it
      * becomes a JavaObjectExtType (same layout, GC-tracked), so the plain type's
      * attribute fast path never looks at them. */

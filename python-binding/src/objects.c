@@ -141,7 +141,7 @@ static void member_target(JavaMemberObject *m, ClientObject **cl, p4j_ref **ref,
     } else {
         *cl = ((JavaObject *)m->owner)->client;
         *ref = &((JavaObject *)m->owner)->ref;
-        *last_site = &((JavaObject *)m->owner)->last_site;
+        *last_site = &((JavaObject *)m->owner)->sites[((uintptr_t)m->name >> 4) & 3];
     }
 }
 
@@ -378,7 +378,7 @@ PyObject *p4j_wrap_ref(ClientObject *cl, p4j_kind kind, p4j_ref *ref)
     o->ref = *ref;
     o->busy = 0;
     o->parked.handle = NULL;
-    o->last_site = NULL;
+    memset(o->sites, 0, sizeof o->sites);
     o->dict = NULL;
     o->methods = NULL;
     o->auto_field = -1;
