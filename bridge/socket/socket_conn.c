@@ -147,6 +147,20 @@ static ssize_t conn_recv(conn *cn, char *p, size_t n)
 
 /* ---- connection I/O ------------------------------------------------------------- */
 
+/* After a send/recv that failed with errno EAGAIN: true when the connection's file
+ * description had been made non-blocking from outside (a Python socket over a duplicate
+ * of the descriptor, `deque[i].socket.settimeout(t)`, shares it), after making it
+ * blocking again, so the caller retries and waits as the transport's own time-outs
+ * (SO_RCVTIMEO/SO_SNDTIMEO) say; false for a genuine time-out. Costs nothing until a
+ * wait fails. */
+static bool blocking_again(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || !(fl & O_NONBLOCK))
+        return false;
+    return fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0;
+}
+
 bool sock_abandon_wait(socket_client *sc, conn *cn, p4j_error *err)
 {
     if (!sc->intr_fn || !sc->intr_fn(sc->intr_ctx))
@@ -173,6 +187,8 @@ p4j_status sock_send_all(socket_client *sc, conn *cn, const char *p, size_t n,
                 return P4J_ERROR;
             continue;
         }
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && blocking_again(cn->fd))
+            continue;
         return io_failed(sc, cn, w < 0 ? errno : EPIPE, "sending to", "sending to",
                          sc->timeout, err);
     }
@@ -217,6 +233,8 @@ p4j_status sock_read_line_at(socket_client *sc, conn *cn, size_t start,
                 return P4J_ERROR;
             continue;
         }
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && blocking_again(cn->fd))
+            continue;
         if (r == 0)
             cn->eof = true;
         if (r == 0 && !sc->base.closed) {
@@ -300,9 +318,23 @@ static conn *conn_new(int fd)
 static p4j_status tls_handshake(socket_client *sc, conn *cn, SSL_CTX *ctx, bool server,
                                 double limit, double after, p4j_error *err)
 {
+    /* The context is the caller's, live: what was checked when the client was made may
+     * have changed since. A key-log callback (ssl.SSLContext.keylog_filename) is
+     * OpenSSL's call into Python's ssl objects, which an SSL of ours is not: refused
+     * here, per connection. A message callback (_msg_callback) is one too, and is
+     * taken off each SSL of ours, which OpenSSL allows. */
+    if (p4j_ossl.SSL_CTX_get_keylog_callback(ctx)) {
+        cn->broken = true;
+        return p4j_error_set(err, P4J_ERR_NETWORK,
+                             "TLS to %s not started: the ssl_context's keylog_filename was "
+                             "set after the gateway was made (OpenSSL would call back into "
+                             "Python's ssl objects); unset it, or log keys on the Java side",
+                             sc->label);
+    }
     cn->ssl = p4j_ossl.SSL_new(ctx);
     if (!cn->ssl || p4j_ossl.SSL_set_fd(cn->ssl, cn->fd) != 1)
         return p4j_error_set(err, P4J_ERR_MEMORY, "out of memory starting TLS");
+    p4j_ossl.SSL_set_msg_callback(cn->ssl, NULL);
     if (!server && sc->tls_host) {
         unsigned char ip[16];
         bool is_ip = inet_pton(AF_INET, sc->tls_host, ip) == 1 ||

@@ -53,6 +53,9 @@ typedef struct X509_VERIFY_PARAM_st X509_VERIFY_PARAM;
     X(int, SSL_CTX_up_ref, (SSL_CTX *))                                            \
     X(void, SSL_CTX_free, (SSL_CTX *))                                             \
     X(uint64_t, SSL_CTX_get_options, (const SSL_CTX *))                            \
+    X(void *, SSL_CTX_get_keylog_callback, (const SSL_CTX *))                      \
+    X(void, SSL_set_msg_callback, (SSL *, void (*)(int, int, int, const void *,    \
+                                                   size_t, SSL *, void *)))        \
     X(int, X509_VERIFY_PARAM_set1_ip_asc, (X509_VERIFY_PARAM *, const char *))     \
     X(const char *, X509_verify_cert_error_string, (long))                         \
     X(void, ERR_clear_error, (void))                                               \

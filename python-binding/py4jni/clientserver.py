@@ -316,6 +316,7 @@ class ClientServerConnection(CallbackConnection):
         closes it (the C client reads, runs them through the command hook, answers)."""
         reset = False
         try:
+            _check_serving_context(self.python_parameters)
             # C serves (and closes) a duplicate; the socket stays here for close()
             fd = os.dup(self.socket.fileno())
             _py4jni.serve_connection(self.java_client, fd,
@@ -340,6 +341,21 @@ class ClientServerConnection(CallbackConnection):
             self.socket = None  # py4j's: an ended connection has no socket
             self.is_connected = False
 
+
+
+def _check_serving_context(python_parameters: Any) -> None:
+    """Refuses to serve a connection whose TLS context (PythonParameters' ssl_context,
+    live: it may have changed since the server started) has a callback OpenSSL would run
+    into Python's ssl objects, which the C transport's connections are not
+    (``sni_callback``, ``keylog_filename``, ``_msg_callback``): Py4JError naming it."""
+    context = getattr(python_parameters, "ssl_context", None)
+    if context is None:
+        return
+    for name in ("sni_callback", "keylog_filename", "_msg_callback"):
+        if getattr(context, name, None) is not None:
+            raise Py4JError(f"py4jni: PythonParameters(ssl_context=...) cannot serve Java's "
+                            f"connection: its {name} is set (OpenSSL would call back into "
+                            "Python's ssl objects)")
 
 def _asks_for_socket(java_parameters: Any, python_parameters: Any) -> bool:
     """True when the parameters name a socket peer (not py4j's defaults)."""

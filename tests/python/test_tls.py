@@ -334,6 +334,71 @@ def test_contexts_that_cannot_be_honoured_are_refused(
 
 
 
+def test_a_context_changed_after_the_gateway_was_made(
+        gateway_server: TlsJava, certs: dict[str, dict[str, str]], tmp_path: Any) -> None:
+    """The context is live: callbacks into Python's ssl objects set after construction
+    never reach OpenSSL through py4jni's connections. A new connection after
+    keylog_filename is set fails naming it; a _msg_callback set later is not called for
+    them; the connections made before go on."""
+    ctx = client_context(certs["good"]["cert"])
+    gw = tls_gateway(gateway_server, ctx, None)
+    assert gw.jvm.java.lang.Math.abs(-1) == 1
+    seen: list[Any] = []
+    ctx._msg_callback = lambda *args: seen.append(args)  # type: ignore[attr-defined]
+    gw._gateway_client.deque.clear()  # the next call opens a new connection
+    assert gw.jvm.java.lang.Math.abs(-2) == 2
+    assert seen == []
+    ctx.keylog_filename = str(tmp_path / "keys.log")
+    gw._gateway_client.deque.clear()
+    with pytest.raises(Py4JNetworkError, match="keylog_filename"):
+        gw.jvm.java.lang.Math.abs(-3)
+    ctx.keylog_filename = None  # type: ignore[assignment]
+    gw._gateway_client.deque.clear()
+    assert gw.jvm.java.lang.Math.abs(-4) == 4
+    errors: list[BaseException] = []
+
+    def call() -> None:  # two threads at once: a second connection
+        try:
+            gw.jvm.java.util.concurrent.TimeUnit.MILLISECONDS.sleep(100)
+        except BaseException as exc:  # noqa: BLE001 - checked below
+            errors.append(exc)
+
+    ctx._msg_callback = lambda *args: seen.append(args)  # type: ignore[attr-defined]
+    threads = [threading.Thread(target=call) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert errors == [] and seen == []
+
+
+def test_a_serving_context_changed_later_is_refused_per_connection(
+        certs: dict[str, dict[str, str]]) -> None:
+    """A PythonServer checks its context again for each connection Java opens: a
+    callback into Python's ssl objects set since (sni_callback, which a Java client
+    naming a dotted host would trigger) refuses that connection, naming it."""
+    from py4jni import clientserver
+    ctx = server_context(certs["good"])
+    params = PythonParameters(ssl_context=ctx)
+    clientserver._check_serving_context(params)
+    ctx.sni_callback = lambda *args: None
+    with pytest.raises(Py4JError, match="sni_callback"):
+        clientserver._check_serving_context(params)
+    ctx.sni_callback = None
+    clientserver._check_serving_context(params)
+
+
+def test_calls_work_after_the_tls_sockets_flags_change(
+        gateway_server: TlsJava, certs: dict[str, dict[str, str]]) -> None:
+    """settimeout on a TLS connection's socket (the TCP socket below the session) makes
+    the shared description non-blocking; the session's reads still wait."""
+    gw = tls_gateway(gateway_server, client_context(certs["good"]["cert"]), None)
+    assert gw.jvm.java.lang.Math.abs(-1) == 1
+    gw._gateway_client.deque[-1].socket.settimeout(10)
+    assert gw.jvm.java.util.concurrent.TimeUnit.MILLISECONDS.sleep(200) is None
+    assert gw.jvm.java.lang.Math.abs(-2) == 2
+
+
 def test_the_extension_links_no_openssl() -> None:
     """The extension loads without any libssl/libcrypto (TLS resolves the process's own
     at run time): no NEEDED entry for them, no undefined OpenSSL symbol."""
