@@ -71,15 +71,50 @@ int p4j_value_set_string(p4j_value *v, p4j_kind kind, const void *data, size_t l
     return 0;
 }
 
-double p4j_float_as_printed(float f)
+static p4j_float_printer float_printer;
+
+void p4j_set_float_printer(p4j_float_printer fn)
 {
-    if (!isfinite(f) || f == 0.0f)
-        return (double)f;
+    __atomic_store_n(&float_printer, fn, __ATOMIC_RELEASE);
+}
+
+/* Whether every JDK's Float.toString prints f exactly (the double read back is f). */
+static bool printed_exactly(float f)
+{
+    return !isfinite(f) || (fabsf(f) < 16777216.0f && f == truncf(f));
+}
+
+/* The shortest text that reads back as f, read as a double. */
+static double shortest(float f)
+{
     char buf[32];
-    for (int digits = 1; digits <= 9; digits++) { /* shortest text that reads back as f */
+    for (int digits = 1; digits <= 9; digits++) {
         snprintf(buf, sizeof buf, "%.*g", digits, (double)f);
         if (strtof(buf, NULL) == f)
             return strtod(buf, NULL);
     }
     return (double)f;
+}
+
+void p4j_floats_as_printed(const float *src, double *dst, size_t n)
+{
+    size_t i = 0;
+    while (i < n && printed_exactly(src[i])) {
+        dst[i] = (double)src[i];
+        i++;
+    }
+    if (i == n)
+        return;
+    p4j_float_printer printer = __atomic_load_n(&float_printer, __ATOMIC_ACQUIRE);
+    if (printer && printer(src + i, dst + i, n - i))
+        return;
+    for (; i < n; i++)
+        dst[i] = printed_exactly(src[i]) ? (double)src[i] : shortest(src[i]);
+}
+
+double p4j_float_as_printed(float f)
+{
+    double d;
+    p4j_floats_as_printed(&f, &d, 1);
+    return d;
 }

@@ -111,8 +111,21 @@ void p4j_value_clear(p4j_value *v);
 int p4j_value_set_string(p4j_value *v, p4j_kind kind, const void *data, size_t len,
                          p4j_enc enc);
 
-/* Returns the double that Java's Float.toString(f) prints (shortest text that reads
- * back as f), as Python users expect of a Java float. */
+/* How py4j's client reads a Java float: its server sends Float.toString's text, which
+ * Python reads as a double. The JVM's own Float.toString decides (its digits differ
+ * between JDKs: 1.17549435E-38 before JDK 19, 1.1754944E-38 since): jni/ installs a
+ * printer that asks it, n floats per call (false: it could not, and the shortest text
+ * is used); without one, the shortest text that reads back as each float. Floats every JDK prints exactly (zero, integers below 2^24,
+ * infinities, NaN) never reach the printer. */
+typedef bool (*p4j_float_printer)(const float *src, double *dst, size_t n);
+
+/* Installs `fn` (NULL: none) as the printer of p4j_floats_as_printed. Any thread. */
+void p4j_set_float_printer(p4j_float_printer fn);
+
+/* dst[i] = the double py4j's client reads for Java float src[i], i < n. */
+void p4j_floats_as_printed(const float *src, double *dst, size_t n);
+
+/* p4j_floats_as_printed of one float. */
 double p4j_float_as_printed(float f);
 
 #endif /* P4J_VALUE_H */

@@ -754,6 +754,7 @@ p4j_status p4j_inproc_client_new(const p4j_jvm_options *opts, p4j_client **out,
     *out = NULL;
     if (p4j_jvm_start(opts, err) != P4J_OK)
         return P4J_ERROR;
+    p4j_set_float_printer(p4j_jvm_floats_as_printed); /* py4j's float digits: the JVM's */
     JNIEnv *env = p4j_jvm_env(err);
     if (!env)
         return P4J_ERROR;

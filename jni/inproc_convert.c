@@ -289,6 +289,42 @@ p4j_status p4j_object_of_class(JNIEnv *env, jobject obj, p4jj_class *pc, p4j_val
     return p4j_jvm_capture_exception(env, err) == P4J_OK ? P4J_OK : P4J_ERROR;
 }
 
+bool p4j_jvm_floats_as_printed(const float *src, double *dst, size_t n)
+{
+    static jmethodID print;
+    p4j_error err = {0};
+    JNIEnv *env = p4j_jvm_env(&err);
+    p4j_error_clear(NULL, &err);
+    if (!env || n > INT32_MAX || (*env)->ExceptionCheck(env))
+        return false; /* never over a pending exception */
+    jmethodID m = __atomic_load_n(&print, __ATOMIC_ACQUIRE);
+    if (!m) {
+        m = (*env)->GetStaticMethodID(env, p4j_jc.Bridge, "floatsAsPrinted", "([F)[D");
+        if (!m) {
+            (*env)->ExceptionClear(env);
+            return false;
+        }
+        __atomic_store_n(&print, m, __ATOMIC_RELEASE);
+    }
+    if ((*env)->PushLocalFrame(env, 4) != 0) {
+        (*env)->ExceptionClear(env);
+        return false;
+    }
+    bool ok = false;
+    jfloatArray fs = (*env)->NewFloatArray(env, (jsize)n);
+    if (fs) {
+        (*env)->SetFloatArrayRegion(env, fs, 0, (jsize)n, src);
+        jdoubleArray ds = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge, m, fs);
+        if (ds && !(*env)->ExceptionCheck(env)) {
+            (*env)->GetDoubleArrayRegion(env, ds, 0, (jsize)n, dst);
+            ok = true;
+        }
+    }
+    (*env)->ExceptionClear(env);
+    (*env)->PopLocalFrame(env, NULL);
+    return ok;
+}
+
 p4j_status p4j_result_from_java(JNIEnv *env, p4j_rconv rconv, p4jj_member *m, jvalue rv,
                                 p4j_value *out, p4j_error *err)
 {

@@ -235,4 +235,8 @@ p4j_status p4j_inproc_leave(JNIEnv *env, p4j_status st);
  * binding turns Python proxies into the Java objects of their proxies (REF) instead. */
 p4j_status p4j_proxy_value_refused(p4j_error *err);
 
+/* The p4j_float_printer of the process's JVM (bridge/value.h): Bridge.floatsAsPrinted,
+ * Float.toString's digits read back as doubles, one Java call for n floats. */
+bool p4j_jvm_floats_as_printed(const float *src, double *dst, size_t n);
+
 #endif /* P4J_INPROC_INTERNAL_H */

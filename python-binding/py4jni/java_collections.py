@@ -772,8 +772,13 @@ class JavaArray(JavaArrayBase, Sequence["Any"]):
         return elem, length
 
     def _fallback_read(self, start: int, stop: int) -> bytes:
+        return _py4jni.pack(self._elem(), self._fallback_values(start, stop))
+
+    def _fallback_values(self, start: int, stop: int) -> list[Any]:
+        """Elements [start, stop) as the server answers for each (a float: the double of
+        its Float.toString text, as py4j reads it), one call per element."""
         get = _jclass(self._gateway_client, "java.lang.reflect.Array").get
-        return _py4jni.pack(self._elem(), [get(self, i) for i in range(start, stop)])
+        return [get(self, i) for i in range(start, stop)]
 
     def _fallback_write(self, start: int, data: bytes) -> None:
         elem = self._elem()

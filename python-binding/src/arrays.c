@@ -467,6 +467,35 @@ static PyObject *jarray_info(PyObject *self, PyObject *unused)
     return Py_BuildValue("(C n)", ARR(self)->elem, ARR(self)->length);
 }
 
+/* Whether float elements [start, stop) come as the py4j server reads them out, one by
+ * one (socket mode: Float.toString's text, which packing into float bits would lose). */
+static bool floats_from_server(PyObject *self, const p4j_elem_row *row)
+{
+    return row->letter == 'F' && !use_op(ARR(self)->base.client,
+                                         ARR(self)->base.client->c->ops->array_read);
+}
+
+/* The Python floats of float elements [start, start + n) read into `buf`: py4j's
+ * (p4j_floats_as_printed, one conversion for the region). */
+static PyObject *float_list(const float *buf, Py_ssize_t n)
+{
+    double *d = PyMem_Malloc((size_t)n * sizeof *d + 1);
+    if (!d)
+        return PyErr_NoMemory();
+    p4j_floats_as_printed(buf, d, (size_t)n);
+    PyObject *list = PyList_New(n);
+    for (Py_ssize_t i = 0; list && i < n; i++) {
+        PyObject *v = PyFloat_FromDouble(d[i]);
+        if (!v) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, i, v);
+    }
+    PyMem_Free(d);
+    return list;
+}
+
 static PyObject *jarray_read(PyObject *self, PyObject *args)
 {
     Py_ssize_t start, stop;
@@ -475,11 +504,20 @@ static PyObject *jarray_read(PyObject *self, PyObject *args)
     const p4j_elem_row *row = prim_row(self, PyExc_TypeError);
     if (!row || check_range(self, start, stop) < 0)
         return NULL;
+    if (floats_from_server(self, row))
+        return start == stop ? PyList_New(0)
+                             : PyObject_CallMethod(self, "_fallback_values", "nn", start, stop);
     Py_ssize_t n = stop - start;
     char *buf = PyMem_Malloc((size_t)(n * row->size) + 1);
     if (!buf)
         return PyErr_NoMemory();
     PyObject *list = NULL;
+    if (row->letter == 'F') {
+        if (region_read(self, row, start, n, buf) == 0)
+            list = float_list((const float *)buf, n);
+        PyMem_Free(buf);
+        return list;
+    }
     if (region_read(self, row, start, n, buf) == 0 && (list = PyList_New(n))) {
         for (Py_ssize_t i = 0; i < n; i++) {
             PyObject *v = elem_to_py(row, buf, i);
@@ -634,6 +672,15 @@ static PyObject *jarray_subscript(PyObject *self, PyObject *key)
             Py_ssize_t i = prim_index(self, key, "array");
             if (i < 0)
                 return NULL;
+            if (floats_from_server(self, row)) {
+                PyObject *one = PyObject_CallMethod(self, "_fallback_values", "nn", i, i + 1);
+                PyObject *v = one && PyList_Check(one) && PyList_GET_SIZE(one) == 1
+                                  ? Py_NewRef(PyList_GET_ITEM(one, 0)) : NULL;
+                if (one && !v)
+                    PyErr_SetString(PyExc_SystemError, "py4jni: _fallback_values: not one value");
+                Py_XDECREF(one);
+                return v;
+            }
             uint64_t buf;
             if (region_read(self, row, i, 1, &buf) < 0)
                 return NULL;

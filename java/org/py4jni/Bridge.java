@@ -328,6 +328,19 @@ public final class Bridge {
     }
 
     /**
+     * What py4j's Python client reads for each float: its server sends
+     * {@code Float.toString(f)}, which Python parses as a double (this JDK's digits:
+     * JDK 19 changed them for some floats).
+     */
+    public static double[] floatsAsPrinted(float[] fs) {
+        double[] ds = new double[fs.length];
+        for (int i = 0; i < fs.length; i++) {
+            ds[i] = Double.parseDouble(Float.toString(fs[i]));
+        }
+        return ds;
+    }
+
+    /**
      * True when `o` is an instance of `classOrName`: a Class, a String resolved in the
      * default view (BridgeException when no such class), or any other object standing
      * for its own class (py4j's rule for a JavaObject). A null `o` is no instance.
