@@ -2,10 +2,38 @@
 #include "jvm_classes.h"
 
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "jvm.h"
 
 p4j_jclasses p4j_jc;
+
+/* A lookup that failed: `fmt` when Java says the class or member is missing
+ * (NoClassDefFoundError, NoSuchMethodError, NoSuchFieldError...); any other throwable
+ * (StackOverflowError, OutOfMemoryError: the lookup could not run) is the error, as it
+ * is, so that it is not taken for a missing jar. */
+static p4j_status not_found(JNIEnv *env, p4j_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static p4j_status not_found(JNIEnv *env, p4j_error *err, const char *fmt, ...)
+{
+    if ((*env)->ExceptionCheck(env) && p4j_jvm_capture_exception(env, err) != P4J_OK &&
+        err->java_class && !strstr(err->java_class, "NoClassDefFound") &&
+        !strstr(err->java_class, "ClassNotFound") && !strstr(err->java_class, "NoSuch"))
+        return P4J_ERROR;
+    if (err->throwable.handle)
+        p4j_jvm_global_delete(env, (jobject)err->throwable.handle);
+    err->throwable.handle = NULL;
+    p4j_error_clear(NULL, err);
+    (*env)->ExceptionClear(env);
+    char text[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    return p4j_error_set(err, P4J_ERR_BRIDGE, "%s", text);
+}
 
 p4j_status p4j_rows_resolve(JNIEnv *env, const p4j_row *rows, size_t n, const char *who,
                             p4j_error *err)
@@ -14,12 +42,9 @@ p4j_status p4j_rows_resolve(JNIEnv *env, const p4j_row *rows, size_t n, const ch
         const p4j_row *r = &rows[i];
         if (r->kind == P4J_ROW_CLASS) {
             jclass local = (*env)->FindClass(env, r->name);
-            if (!local) {
-                (*env)->ExceptionClear(env);
-                return p4j_error_set(err, P4J_ERR_BRIDGE, "%s: class %s not found (is the "
-                                     "helper jar on the class path, and current?)", who,
-                                     r->name);
-            }
+            if (!local)
+                return not_found(env, err, "%s: class %s not found (is the helper jar on "
+                                 "the class path, and current?)", who, r->name);
             *(jclass *)r->slot = (jclass)p4j_jvm_global_new(env, local);
             (*env)->DeleteLocalRef(env, local);
             continue;
@@ -41,12 +66,10 @@ p4j_status p4j_rows_resolve(JNIEnv *env, const p4j_row *rows, size_t n, const ch
             id = (*env)->GetStaticFieldID(env, cls, r->name, r->sig);
             break;
         }
-        if (!id) {
-            (*env)->ExceptionClear(env);
-            return p4j_error_set(err, P4J_ERR_BRIDGE, "%s: %s %s.%s %s not found (helper jar "
-                                 "out of date?)", who, method ? "method" : "field", r->owner,
-                                 r->name, r->sig);
-        }
+        if (!id)
+            return not_found(env, err, "%s: %s %s.%s %s not found (helper jar out of "
+                             "date?)", who, method ? "method" : "field", r->owner, r->name,
+                             r->sig);
         if (method)
             *(jmethodID *)r->slot = (jmethodID)id;
         else

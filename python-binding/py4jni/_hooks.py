@@ -49,6 +49,11 @@ def make_converter(gateway: Any) -> Callable[[Any], Any]:
                 result = conv(gw, obj)
                 if result is not NotImplemented:
                     return result
+        if gw is not None and getattr(gw, "_auto_convert", False):
+            raise Py4JError(
+                f"py4jni: cannot pass a Python {type(obj).__name__} to Java: no input "
+                "converter takes it (auto_convert is on: sets, mappings and other "
+                "iterables convert; register_input_converter adds others)")
         raise Py4JError(
             f"py4jni: cannot pass a Python {type(obj).__name__} to Java (use a "
             "JavaObject, None, bool, int, float, str, bytes, bytearray or Decimal; "

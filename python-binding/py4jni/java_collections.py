@@ -925,13 +925,7 @@ class SetConverter:
         return isinstance(object, Set)
 
     def convert(self, object: Any, gateway_client: Any) -> Any:
-        made = _py4jni.new_collection(gateway_client, "h", object)
-        if made is NotImplemented:
-            made = _jclass(gateway_client, "java.util.HashSet")()
-            add = _member(made, "add")
-            for element in object:
-                add(element)
-        return made
+        return _java_tree(object, "h", gateway_client)
 
 
 class ListConverter:
@@ -942,13 +936,7 @@ class ListConverter:
         return _convertible(object)
 
     def convert(self, object: Any, gateway_client: Any) -> Any:
-        made = _py4jni.new_collection(gateway_client, "l", object)
-        if made is NotImplemented:
-            made = _jclass(gateway_client, "java.util.ArrayList")()
-            add = _member(made, "add")
-            for element in object:
-                add(element)
-        return made
+        return _java_tree(object, "l", gateway_client)
 
 
 class MapConverter:
@@ -959,15 +947,94 @@ class MapConverter:
         return hasattr(object, "keys") and hasattr(object, "__getitem__")
 
     def convert(self, object: Any, gateway_client: Any) -> Any:
-        made = _py4jni.new_collection(gateway_client, "a", object)
-        if made is NotImplemented:
-            made = _jclass(gateway_client, "java.util.HashMap")()
+        return _java_tree(object, "a", gateway_client)
+
+
+
+
+_JAVA_COLLECTIONS = {"l": "java.util.ArrayList", "h": "java.util.HashSet",
+                     "a": "java.util.HashMap"}
+_BUILTIN_CONTAINERS = frozenset({list, tuple, dict, set, frozenset})
+
+
+def _items(obj: Any, kind: str) -> list[Any]:
+    """The elements of ``obj`` as the collection of ``kind`` takes them (a map's keys and
+    values in turn)."""
+    if kind != "a":
+        return list(obj)
+    if isinstance(obj, dict):
+        return [x for pair in obj.items() for x in pair]
+    return [x for key in obj.keys() for x in (key, obj[key])]
+
+
+def _make(client: Any, kind: str, values: list[Any]) -> Any:
+    """A new Java collection of ``kind`` holding ``values`` (one transport call
+    in-process; socket mode: one call per element, as py4j's converters make them)."""
+    made = _py4jni.new_collection(client, "A" if kind == "a" else kind, values)
+    if made is NotImplemented:
+        made = _jclass(client, _JAVA_COLLECTIONS[kind])()
+        if kind == "a":
             put = made.put
-            for key in object.keys():
-                put(key, object[key])
-        return made
+            for i in range(0, len(values), 2):
+                put(values[i], values[i + 1])
+        else:
+            add = _member(made, "add")
+            for element in values:
+                add(element)
+    return made
 
 
+def _nested_kind(element: Any) -> str | None:
+    """The collection kind auto_convert makes of ``element`` when it is a list, tuple,
+    dict, set or frozenset that one of py4j's own converters takes (not a converter a
+    framework put before them); None otherwise (the element converts as any argument)."""
+    if type(element) not in _BUILTIN_CONTAINERS:
+        return None
+    ours = False
+    for converter in proto.INPUT_CONVERTER:
+        ours = ours or isinstance(converter, _PY4J_CONVERTERS)
+        if converter.can_convert(element):
+            kind = {SetConverter: "h", MapConverter: "a", ListConverter: "l"}.get(
+                type(converter)) if ours else None
+            return kind
+    return None
+
+
+def _java_tree(root: Any, kind: str, client: Any) -> Any:
+    """``root`` as a new Java collection of ``kind`` ('l', 'h', 'a'), what py4j's
+    converters make of it. Under auto_convert (the client's ``converters``) the lists,
+    tuples, dicts and sets nested in it are made first, innermost first, with a stack of
+    this function's own instead of recursion: any depth converts (py4j's client recurses,
+    to the interpreter's recursion limit), and a collection that contains itself raises
+    Py4JError. Without them, or with none nested, the collection is one call."""
+    items = _items(root, kind)
+    if not getattr(client, "converters", None) or _py4jni.nested_at(items) < 0:
+        return _make(client, kind, items)
+    # each frame: [container, kind, its items, next index, converted values]
+    stack: list[list[Any]] = [[root, kind, items, 0, []]]
+    on_path = {id(root)}
+    while True:
+        frame = stack[-1]
+        container, k, elements, i, values = frame
+        if i < len(elements):
+            frame[3] = i + 1
+            element = elements[i]
+            nested = _nested_kind(element)
+            if nested is None:
+                values.append(element)
+                continue
+            if id(element) in on_path:
+                raise Py4JError(f"py4jni: a Python {type(element).__name__} that contains "
+                                "itself cannot become a Java collection")
+            on_path.add(id(element))
+            stack.append([element, nested, _items(element, nested), 0, []])
+            continue
+        stack.pop()
+        on_path.discard(id(container))
+        made = _make(client, k, values)
+        if not stack:
+            return made
+        stack[-1][4].append(made)
 
 
 def _convert_buffer(gateway: Any, obj: Any) -> Any:

@@ -275,8 +275,8 @@ static PyObject *mod_new_collection(PyObject *mod, PyObject *args)
     int kind;
     if (!PyArg_ParseTuple(args, "O!CO:new_collection", &ClientType, &client, &kind, &data))
         return NULL;
-    if (!strchr("lha", kind)) {
-        PyErr_SetString(PyExc_ValueError, "new_collection(): kind is 'l', 'h' or 'a'");
+    if (!strchr("lhaA", kind)) {
+        PyErr_SetString(PyExc_ValueError, "new_collection(): kind is 'l', 'h', 'a' or 'A'");
         return NULL;
     }
     ClientObject *cl = (ClientObject *)client;
@@ -286,6 +286,8 @@ static PyObject *mod_new_collection(PyObject *mod, PyObject *args)
         return NULL;
     PyObject *seq = kind == 'a' ? flatten_mapping(data)
                                 : PySequence_Fast(data, "new_collection() needs an iterable");
+    if (kind == 'A') /* a map from keys and values already laid out in turn */
+        kind = 'a';
     if (!seq)
         return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
@@ -307,7 +309,30 @@ static PyObject *mod_new_collection(PyObject *mod, PyObject *args)
     return p4j_value_to_py(cl, &out);
 }
 
+/* nested_at(seq): the index of the first item of list or tuple `seq` that is exactly a
+ * list, tuple, dict, set or frozenset, else -1 (one pass in C, no call). */
+static PyObject *mod_nested_at(PyObject *mod, PyObject *seq)
+{
+    (void)mod;
+    if (!PyList_Check(seq) && !PyTuple_Check(seq)) {
+        PyErr_SetString(PyExc_TypeError, "nested_at() needs a list or a tuple");
+        return NULL;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o = items[i];
+        if (PyList_CheckExact(o) || PyTuple_CheckExact(o) || PyDict_CheckExact(o) ||
+            PyAnySet_CheckExact(o))
+            return PyLong_FromSsize_t(i);
+    }
+    return PyLong_FromLong(-1);
+}
+
 static PyMethodDef batch_functions[] = {
+    {"nested_at", mod_nested_at, METH_O,
+     "nested_at(seq): the index of the first item of list or tuple seq that is exactly a "
+     "list, tuple, dict, set or frozenset, else -1."},
     {"iterate", (PyCFunction)(void (*)(void))mod_iterate, METH_VARARGS | METH_KEYWORDS,
      "iterate(source, mode='k', first=64, max=4096): a BatchIterator over a Java Map "
      "(mode 'k' keys, 'v' values, 'e' (key, value) tuples), Iterable, array or Iterator, "
@@ -315,7 +340,8 @@ static PyMethodDef batch_functions[] = {
      "transport lacks cursors."},
     {"new_collection", mod_new_collection, METH_VARARGS,
      "new_collection(client, kind, data): a java.util.ArrayList ('l'), HashSet ('h') or "
-     "HashMap ('a', from a mapping) of the converted elements, in one transport call; "
+     "HashMap ('a', from a mapping; 'A': from keys and values in turn) of the converted "
+     "elements, in one transport call; "
      "NotImplemented when the transport lacks the operation."},
     {NULL, NULL, 0, NULL},
 };

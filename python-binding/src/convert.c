@@ -4,6 +4,8 @@
 
 #include "binding.h"
 
+#include <pthread.h> /* after Python.h (binding.h): _GNU_SOURCE for pthread_getattr_np */
+
 p4j_registry p4j_reg;
 p4j_int_slot p4j_int_cache[P4J_INT_CACHE];
 
@@ -160,6 +162,35 @@ static int is_scalar(PyObject *o)
     int ndim = view.ndim;
     PyBuffer_Release(&view);
     return ndim == 0;
+}
+
+/* Converters may convert what `o` holds through this function again (a collection of
+ * collections): each level takes native stack, and the Java call at the end needs some
+ * too. Below CONVERT_STACK_RESERVE bytes left on the calling thread's stack the
+ * conversion stops with Py4JError instead of running into the stack's guard page. */
+#define CONVERT_STACK_RESERVE (256 * 1024)
+
+static bool stack_left_for(PyObject *o)
+{
+    static __thread uintptr_t stack_lo;
+    char here;
+    if (__builtin_expect(stack_lo == 0, 0)) {
+        pthread_attr_t a;
+        void *addr = NULL;
+        size_t size = 0;
+        stack_lo = 1; /* unknown: never refuse */
+        if (pthread_getattr_np(pthread_self(), &a) == 0) {
+            if (pthread_attr_getstack(&a, &addr, &size) == 0 && addr)
+                stack_lo = (uintptr_t)addr;
+            pthread_attr_destroy(&a);
+        }
+    }
+    if ((uintptr_t)&here - stack_lo > CONVERT_STACK_RESERVE)
+        return true;
+    PyErr_Format(p4j_reg.Py4JError, "py4jni: a Python %.100s nests too deeply to become a "
+                 "Java value on this thread's stack (under %d KiB left)",
+                 Py_TYPE(o)->tp_name, CONVERT_STACK_RESERVE / 1024);
+    return false;
 }
 
 /* A number of another type (numpy's np.int64, np.float32, np.bool_ ...) as the Python
@@ -321,6 +352,8 @@ int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *
     if (scalar != 0)
         return scalar < 0 ? -1 : 0;
     if (cl->converter && cl->converter != Py_None) { /* auto_convert, callbacks */
+        if (!stack_left_for(o))
+            return -1;
         PyObject *conv = PyObject_CallOneArg(cl->converter, o);
         if (!conv)
             return -1;
