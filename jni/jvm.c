@@ -584,6 +584,13 @@ p4j_status p4j_jvm_start(const p4j_jvm_options *o, p4j_error *err)
                            "failed with: %s", start_failure);
         free(cp);
         free(opts);
+    } else if (vm_ready && o->join_running) {
+        free(cp);
+        free(opts);
+    } else if (o->join_running) {
+        st = p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: no JVM runs in this process to join");
+        free(cp);
+        free(opts);
     } else if (vm_ready) {
         /* A later gateway joins the JVM; it may leave the options out (no extra
          * options, defaults otherwise) but may not ask for different ones. */

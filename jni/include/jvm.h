@@ -22,6 +22,8 @@ typedef struct p4j_jvm_options {
     size_t noptions;
     bool check_jni;               /* add -Xcheck:jni                             */
     bool keep_signals;            /* false (default): pass -Xrs so Ctrl-C reaches Python */
+    bool join_running;            /* join the running JVM whatever its classpath and
+                                     options (fails when none runs)               */
 } p4j_jvm_options;
 
 /* Creates the JVM with `opts`, or checks that the running one is compatible (same

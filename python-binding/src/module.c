@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "binding.h"
+#include "classhooks.h"
 #include "jvm.h"
 #include "transport.h"
 
@@ -719,12 +720,13 @@ static PyObject *mod_inproc_client(PyObject *mod, PyObject *args, PyObject *kw)
 {
     (void)mod;
     static char *kwlist[] = {"helper_jar", "classpath", "options", "libjvm", "check_jni",
-                             "keep_signals", NULL};
+                             "keep_signals", "join", NULL};
     const char *jar, *classpath = NULL, *libjvm = NULL;
     PyObject *options = NULL;
-    int check_jni = 0, keep_signals = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|zOzpp:inproc_client", kwlist, &jar,
-                                     &classpath, &options, &libjvm, &check_jni, &keep_signals))
+    int check_jni = 0, keep_signals = 0, join = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|zOzppp:inproc_client", kwlist, &jar,
+                                     &classpath, &options, &libjvm, &check_jni, &keep_signals,
+                                     &join))
         return NULL;
     PyObject *seq = options && options != Py_None
                         ? PySequence_Fast(options, "options must be a sequence of str")
@@ -749,7 +751,7 @@ static PyObject *mod_inproc_client(PyObject *mod, PyObject *args, PyObject *kw)
         .kind = P4JPY_TRANSPORT_INPROC,
         .jvm = {.libjvm_path = libjvm, .helper_jar = jar, .classpath = classpath,
                 .options = opts, .noptions = (size_t)n, .check_jni = check_jni,
-                .keep_signals = keep_signals}};
+                .keep_signals = keep_signals, .join_running = join}};
     p4j_client *c = NULL;
     p4j_error err = {0};
     p4j_status st;
@@ -924,6 +926,21 @@ static PyObject *mod_find_libjvm(PyObject *mod, PyObject *args)
 }
 
 /* The JVM start's time stamps (jvm.h), for perf/cold_start.py's breakdown. */
+static PyObject *mod_class_hooks_install(PyObject *mod, PyObject *unused)
+{
+    (void)mod; (void)unused;
+    p4j_error err = {0};
+    p4j_status st;
+    P4J_RUN(st, p4j_classhooks_install(&err));
+    if (st != P4J_OK) {
+        PyErr_SetString(p4j_reg.Py4JError ? p4j_reg.Py4JError : PyExc_RuntimeError,
+                        err.message ? err.message : "py4jni: class hooks unavailable");
+        p4j_error_clear(NULL, &err);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyObject *mod_start_times(PyObject *mod, PyObject *unused)
 {
     (void)mod; (void)unused;
@@ -953,7 +970,8 @@ static PyMethodDef module_methods[] = {
      "member(obj, name): the JavaMember `name` of a JavaObject (or static of a JavaClass)."},
     {"inproc_client", (PyCFunction)(void (*)(void))mod_inproc_client, METH_VARARGS | METH_KEYWORDS,
      "inproc_client(helper_jar, classpath=None, options=(), libjvm=None, check_jni=False, "
-     "keep_signals=False): starts (or joins) this process's JVM and returns a Client."},
+     "keep_signals=False, join=False): starts (or joins) this process's JVM and returns a "
+     "Client; join=True joins the running JVM whatever its classpath and options."},
     {"socket_client", (PyCFunction)(void (*)(void))mod_socket_client, METH_VARARGS | METH_KEYWORDS,
      "socket_client(address='127.0.0.1', port=25333, auth_token=None, read_timeout=0.0, "
      "pinned=False): a Client speaking py4j's protocol to a GatewayServer, or with pinned "
@@ -973,6 +991,9 @@ static PyMethodDef module_methods[] = {
     {"find_libjvm", mod_find_libjvm, METH_VARARGS,
      "find_libjvm(path=None): the libjvm.so that would be loaded (FileNotFoundError "
      "listing the places tried)."},
+    {"class_hooks_install", mod_class_hooks_install, METH_NOARGS,
+     "class_hooks_install(): binds org.py4jni.ClassHooks' JVMTI natives in the running JVM "
+     "(once); Py4JError when the JVM refuses them."},
     {"_start_times", mod_start_times, METH_NOARGS,
      "The JVM start's monotonic time stamps in ns (0: a step not reached)."},
     {NULL, NULL, 0, NULL},
