@@ -12,12 +12,14 @@ import os
 import sys
 from typing import Sequence
 
-from . import _switch, frameworks
+from . import _launch, _switch, frameworks
 
 
 def install() -> None:
-    """Installs the switch and the framework hooks in this process (idempotent)."""
+    """Installs the switch, the launch take-over (py4jni/_launch.py) and the framework
+    hooks in this process (idempotent)."""
     _switch.install()
+    _launch.install()
     frameworks.watch()
 
 

@@ -34,6 +34,23 @@ public final class Programs {
     private static final List<Program> RUNNING = new ArrayList<>();
     private static int launches;
     private static boolean prepared;
+    private static volatile Listener listener;
+
+    /** Told when a taken-over program's py4j server starts or stops being served
+     * (py4jni's Python side: its gateways for that port are in-process). Called on the
+     * program's thread that starts or stops the server. */
+    public interface Listener {
+        /** `server` (a py4j GatewayServer of `program`) is served under `port`. */
+        void served(int port, Object server, Program program);
+
+        /** Nothing serves `port` any more. */
+        void unserved(int port);
+    }
+
+    /** Sets the listener (replacing any). */
+    public static void listen(Listener l) {
+        listener = l;
+    }
 
     private Programs() {
     }
@@ -166,15 +183,25 @@ public final class Programs {
             BY_PORT.put(h.port(), h);
         }
         h.program.held(h);
+        Listener l = listener;
+        if (l != null) {
+            l.served(h.port(), h.server, h.program);
+        }
     }
 
     static void unregister(HeldPort h) {
+        boolean mine;
         synchronized (Programs.class) {
-            if (BY_PORT.get(h.port()) == h) {
+            mine = BY_PORT.get(h.port()) == h;
+            if (mine) {
                 BY_PORT.remove(h.port());
             }
         }
         h.program.released(h);
+        Listener l = listener;
+        if (mine && l != null) {
+            l.unserved(h.port());
+        }
     }
 
     /**

@@ -1,0 +1,483 @@
+"""A program's own ``java`` launch, taken over: under the py4j switch in in-process mode
+(py4jni/_switch.py), a ``java`` command that a program starts with
+``subprocess.Popen`` (so ``run``, ``call``, ``check_output``...) or ``os.posix_spawn`` /
+``os.posix_spawnp`` runs in this process's JVM instead of a child, when its program
+starts a py4j GatewayServer.
+
+*Which launches.* The command is read as the ``java`` launcher reads it
+(py4jni/_java_command.py). It is taken over when a py4j GatewayServer class (py4j's own
+or a shaded copy) is on its class path and reachable from its main class's code
+(py4jni/_class_path.py: a walk of the class files' references, before any JVM
+exists); any other command (a tool run by subprocess, a module or source launch, a
+``cwd`` elsewhere, a ``preexec_fn``, another user or group, a later launch on another
+JDK than the running JVM's) runs as written. ``PY4JNI_LAUNCH`` overrides it:
+``child`` (every launch runs as written), ``inproc`` (every ``java`` command with a main
+class is taken over), or a comma-separated list of ``inproc:<main class>`` and
+``child:<main class>`` choices for those programs, the rule deciding the others.
+
+*What runs.* The program's ``main(args)`` on a Java thread of its own
+(``org.py4jni.Program``); its py4j GatewayServer registers with py4jni instead of
+opening its port (``org.py4jni.Programs``), and a
+``JavaGateway(GatewayParameters(port=P))`` / ``ClientServer(JavaParameters(port=P))``
+for that port is an in-process gateway over that server's entry point
+(py4jni/_switch.py ``register_in_process_server``). The first launch, before the JVM
+exists, starts the JVM with the command's class path, options and environment; a later
+one gets a class loader of its own over the platform loader (isolated as a process of
+its own), and what cannot apply to a running JVM (-X and -XX options, agents, module
+options, a system property already set otherwise) is said in one line on stderr.
+
+*What the program holds.* The Popen object is subprocess's own, over a placeholder
+child (``/bin/sh``, a few hundred kilobytes): its ``pid`` is the placeholder's (never
+Python's), its exit status is the program's (so ``poll``/``wait``/``returncode`` and an
+``os.waitpid`` after ``posix_spawn`` are Popen's and the kernel's own), and a signal
+sent to it reaches the program: SIGTERM, SIGINT and SIGHUP end the program as the JVM
+ends on them (shutdown hooks run, status 128 + signal), SIGKILL ends it without hooks
+(status -9), as any other deadly signal. The child's pipes are the program's
+System.in, System.out and System.err (``org.py4jni.ProgramStreams``).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from typing import Any, Mapping, Sequence
+
+from . import _class_path, _java_command, _switch
+from ._java_command import JavaCommand, NotTaken
+
+ENV = "PY4JNI_LAUNCH"
+
+# The placeholder: exits with the status written to its stdin; reports a trapped
+# signal on its stdout (SIGHUP, SIGINT, SIGTERM, as the JVM handles them); EOF on its
+# stdin (this process gone) ends it.
+_PLACEHOLDER = ("trap 'g=1; echo 1' HUP; trap 'g=1; echo 2' INT; trap 'g=1; echo 15' TERM; "
+                "while :; do g=; read -r s && exit \"$s\"; [ -n \"$g\" ] || exit 0; done")
+_PLACEHOLDER_RS = "while :; do read -r s && exit \"$s\"; exit 0; done"  # java -Xrs
+
+_lock = threading.RLock()
+_installed = False
+_state: dict[str, Any] = {}  # gateway: the launcher's own gateway; started: our JVM options
+_decisions: dict[tuple[Any, ...], str | None] = {}
+
+
+def install() -> None:
+    """Intercepts subprocess.Popen's child creation and os.posix_spawn[p] (idempotent);
+    they decide per call, and only under the switch in in-process mode."""
+    global _installed
+    import subprocess
+    with _lock:
+        if _installed:
+            return
+        _installed = True
+        original = subprocess.Popen._execute_child  # type: ignore[attr-defined]
+
+        def _execute_child(self: Any, args: Any, executable: Any, preexec_fn: Any,
+                           close_fds: Any, pass_fds: Any, cwd: Any, env: Any,
+                           startupinfo: Any, creationflags: Any, shell: Any,
+                           p2cread: int, p2cwrite: int, c2pread: int, c2pwrite: int,
+                           errread: int, errwrite: int, *rest: Any) -> None:
+            taken = _popen_command(args, executable, shell, env, cwd, preexec_fn, rest)
+            if isinstance(taken, NotTaken):
+                original(self, args, executable, preexec_fn, close_fds, pass_fds, cwd, env,
+                         startupinfo, creationflags, shell, p2cread, p2cwrite, c2pread,
+                         c2pwrite, errread, errwrite, *rest)
+                return
+            # rest: restore_signals, gid, gids, uid, umask, start_new_session[, process_group]
+            start_new_session = bool(rest[5]) if len(rest) > 5 else False
+            process_group = rest[6] if len(rest) > 6 else -1
+            try:
+                self.pid = _take_over(taken, env, [p2cread, c2pwrite, errwrite],
+                                      start_new_session, process_group)
+                self._child_created = True
+            finally:
+                self._close_pipe_fds(p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite)
+
+        subprocess.Popen._execute_child = _execute_child  # type: ignore[attr-defined]
+        for name in ("posix_spawn", "posix_spawnp"):
+            real = getattr(os, name, None)
+            if real is not None:
+                setattr(os, name, _spawn_wrapper(real, name == "posix_spawnp"))
+
+
+def _popen_command(args: Any, executable: Any, shell: Any, env: Any, cwd: Any,
+                   preexec_fn: Any, rest: Sequence[Any]) -> JavaCommand | NotTaken:
+    """Popen's command as a JavaCommand to take over, or why it runs as written."""
+    switch = _switch.settings()
+    if switch is None or switch.mode != "inproc":
+        return NotTaken("the switch is not in in-process mode")
+    if shell:
+        text = args if isinstance(args, str) else " ".join(map(str, args))
+        if any(c in text for c in "|&;<>()$`\\\"'*?[]#~=%\n"):
+            return NotTaken("a shell command line")
+        argv = text.split()
+    elif isinstance(args, (str, bytes, os.PathLike)):
+        argv = [os.fsdecode(args)]
+    else:
+        argv = [os.fsdecode(a) for a in args]
+    if executable is not None:
+        argv = [os.fsdecode(executable), *argv[1:]]
+    if not argv or os.path.basename(argv[0]) != "java":
+        return NotTaken("not a java command")
+    if preexec_fn is not None:
+        return NotTaken("a preexec_fn runs in a child")
+    # rest: restore_signals, gid, gids, uid, umask, start_new_session[, process_group]
+    if len(rest) >= 5 and (rest[1] is not None or rest[2] is not None or
+                           rest[3] is not None or rest[4] not in (-1, None)):
+        return NotTaken("another user, group or umask")
+    return _command(argv, env, cwd)
+
+
+def _command(argv: Sequence[str], env: Mapping[str, str] | None, cwd: Any) -> JavaCommand | NotTaken:
+    """The JavaCommand of ``argv`` when the rule takes it over."""
+    if cwd is not None and os.path.realpath(os.fsdecode(cwd)) != os.path.realpath(os.getcwd()):
+        return NotTaken("a launch in another directory runs as written")
+    cmd = _java_command.parse(argv, env, None)
+    if isinstance(cmd, NotTaken):
+        return cmd
+    choice = _choice(cmd.main_class)
+    if choice == "child":
+        return NotTaken(f"{ENV} says child")
+    if choice == "inproc":
+        return cmd
+    key = (tuple(cmd.classpath), cmd.main_class,
+           tuple(_stamp(p) for p in cmd.classpath))
+    with _lock:
+        found = _decisions.get(key, "")
+    if found == "":
+        found = _class_path.reaches_gateway_server(_class_path.ClassPath(cmd.classpath),
+                                                   cmd.main_class)
+        with _lock:
+            _decisions[key] = found
+    if found is None:
+        return NotTaken("its program starts no py4j GatewayServer")
+    return cmd._replace(jvm_options=[*cmd.jvm_options])  # (a copy per launch)
+
+
+def _stamp(path: str) -> tuple[int, int]:
+    try:
+        st = os.stat(path)
+        return st.st_mtime_ns, st.st_size
+    except OSError:
+        return 0, 0
+
+
+def _choice(main_class: str) -> str | None:
+    """``PY4JNI_LAUNCH``'s word for this main class: "inproc", "child" or None (the rule)."""
+    value = os.environ.get(ENV, "auto").strip()
+    if value in ("inproc", "child"):
+        return value
+    for item in value.split(","):
+        how, _, name = item.strip().partition(":")
+        if name == main_class and how in ("inproc", "child"):
+            return how
+    return None
+
+
+def _gateway_servers(cmd: JavaCommand) -> list[str]:
+    """The GatewayServer classes of the command's class path (binary names)."""
+    return _class_path.ClassPath(cmd.classpath).gateway_servers()
+
+
+# ------------------------------------------------------------------ the launch
+
+def _launcher() -> Any:
+    """The launcher's own gateway on the running JVM, or None when no JVM runs."""
+    gateway = _state.get("gateway")
+    if gateway is not None:
+        return gateway
+    from . import _py4jni
+    from .java_gateway import JavaGateway, helper_jar_path
+    from .protocol import Py4JError
+    try:
+        client = _py4jni.inproc_client(helper_jar_path(), join=True)
+    except Py4JError:
+        return None
+    gateway = JavaGateway(gateway_client=client, mode="inproc")
+    _state["gateway"] = gateway
+    return gateway
+
+
+def _start_jvm(cmd: JavaCommand, env: Mapping[str, str] | None) -> Any:
+    """The first launch: the JVM with the command's class path, options and
+    environment (the JVM takes its copy at start; this process keeps its own)."""
+    from .java_gateway import JavaGateway
+    before = dict(os.environ)
+    if env is not None:
+        os.environ.clear()
+        os.environ.update({os.fsdecode(k): os.fsdecode(v) for k, v in env.items()})
+    try:
+        gateway = JavaGateway(mode="inproc", classpath=cmd.classpath,
+                              jvm_options=cmd.jvm_options, libjvm=cmd.libjvm)
+        if env is not None:
+            gateway.jvm.java.lang.System.getenv()  # the JVM's copy of the environment
+    finally:
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(before)
+    _state["gateway"] = gateway
+    _state["started"] = (list(cmd.jvm_options), os.path.realpath(cmd.java))
+    return gateway
+
+
+def _not_applied(gateway: Any, cmd: JavaCommand) -> list[str]:
+    """The command's options a running JVM cannot take; its new system properties are
+    set (a property set otherwise is listed)."""
+    started = _state.get("started", ([], None))[0]
+    system = gateway.jvm.java.lang.System
+    left: list[str] = []
+    for option in cmd.jvm_options:
+        if option.startswith("-D"):
+            key, _, value = option[2:].partition("=")
+            current = system.getProperty(key)
+            if current is None:
+                system.setProperty(key, value)
+            elif current != value:
+                left.append(option)
+        elif option not in started:
+            left.append(option)
+    return left
+
+
+def _same_jdk(gateway: Any, cmd: JavaCommand) -> bool:
+    home = gateway.jvm.java.lang.System.getProperty("java.home")
+    return os.path.realpath(os.path.dirname(os.path.dirname(cmd.java))) == os.path.realpath(home)
+
+
+def _stream(fd: int) -> str:
+    return "inherit" if fd == -1 else f"fd:{fd}"
+
+
+def _take_over(cmd: JavaCommand, env: Mapping[str, str] | None, fds: Sequence[int],
+               start_new_session: bool, process_group: int) -> int:
+    """Runs ``cmd`` in this process's JVM with the child's stdin, stdout and stderr fds
+    (-1: this process's own), and returns the placeholder's pid."""
+    from . import _py4jni
+    with _lock:
+        gateway = _launcher()
+        first = gateway is None
+        if first:
+            gateway = _start_jvm(cmd, env)
+        elif not _same_jdk(gateway, cmd):
+            raise OSError(f"py4jni: {cmd.java} is another JDK than this process's JVM")
+        _py4jni.class_hooks_install()
+        programs = gateway.jvm.org.py4jni.Programs
+        programs.prepare()
+        _listen(gateway)
+        if first:
+            servers = _gateway_servers(cmd)
+            if servers:
+                programs.loadEdited(_string_array(gateway, servers))
+            classpath = None
+        else:
+            left = _not_applied(gateway, cmd)
+            if left:
+                print(f"py4jni: {cmd.main_class} runs in this process's running JVM; not "
+                      f"applied there: {' '.join(left)}", file=sys.stderr, flush=True)
+            classpath = cmd.classpath
+        stdin = _stream(fds[0])
+        stdout = _stream(fds[1])
+        stderr = "stdout" if fds[2] != -1 and fds[2] == fds[1] else _stream(fds[2])
+        pid, control, report = _placeholder("-Xrs" in cmd.jvm_options, start_new_session,
+                                            process_group)
+        try:
+            program = programs.launch(cmd.main_class, _string_array(gateway, cmd.args),
+                                      None if classpath is None
+                                      else _string_array(gateway, classpath),
+                                      stdin, stdout, stderr)
+        except BaseException:
+            os.close(control)  # the placeholder exits 0
+            os.close(report)
+            raise
+        _LAUNCHED[program.id()] = cmd.main_class
+    _watch(program, pid, control, report)
+    return pid
+
+
+_LAUNCHED: dict[int, str] = {}  # program id -> main class (for messages)
+
+
+def _string_array(gateway: Any, items: Sequence[str]) -> Any:
+    array = gateway.new_array(gateway.jvm.java.lang.String, len(items))
+    for i, item in enumerate(items):
+        array[i] = item
+    return array
+
+
+def _placeholder(rs: bool, new_session: bool, group: int) -> tuple[int, int, int]:
+    """Spawns the placeholder; returns (pid, its control pipe's write end, its report
+    pipe's read end)."""
+    import signal
+    ctl_r, ctl_w = os.pipe()
+    rep_r, rep_w = os.pipe()
+    actions: list[tuple[Any, ...]] = [(os.POSIX_SPAWN_DUP2, ctl_r, 0),
+                                      (os.POSIX_SPAWN_DUP2, rep_w, 1),
+                                      (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)]
+    try:
+        for name in os.listdir("/proc/self/fd"):  # the JVM opens files without O_CLOEXEC
+            fd = int(name)
+            if fd > 2:
+                actions.append((os.POSIX_SPAWN_CLOSE, fd))
+    except OSError:
+        pass
+    kwargs: dict[str, Any] = {"file_actions": actions,
+                              "setsigdef": (signal.SIGINT, signal.SIGTERM, signal.SIGHUP,
+                                            signal.SIGPIPE)}
+    if new_session:
+        kwargs["setsid"] = True
+    elif group is not None and group != -1:
+        kwargs["setpgroup"] = group
+    try:
+        pid = _REAL_SPAWN(_SH, ["sh", "-c", _PLACEHOLDER_RS if rs else _PLACEHOLDER,
+                                "py4jni-program"], {}, **kwargs)
+    finally:
+        os.close(ctl_r)
+        os.close(rep_w)
+    return pid, ctl_w, rep_r
+
+
+_SH = "/bin/sh"
+_REAL_SPAWN = os.posix_spawn
+
+
+def _watch(program: Any, pid: int, control: int, report: int) -> None:
+    """Two daemon threads: one waits for the program's end and gives its status to the
+    placeholder; one relays the placeholder's trapped signals to the program, and ends
+    the program when the placeholder dies otherwise (SIGKILL)."""
+    ended = threading.Event()
+
+    def wait() -> None:
+        try:
+            status = program.waitFor()
+        except Exception:  # noqa: BLE001 - the JVM is going away with this process
+            status = 1
+        ended.set()
+        try:
+            os.write(control, f"{status & 0xFF}\n".encode())
+        except OSError:
+            pass  # the placeholder is gone already
+        finally:
+            os.close(control)
+
+    def relay() -> None:
+        with os.fdopen(report, "rb", buffering=0) as lines:
+            buf = b""
+            while True:
+                chunk = lines.read(64)
+                if not chunk:
+                    break
+                buf += chunk
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    if line.strip().isdigit():
+                        program.signal(int(line))
+        if not ended.is_set():
+            program.kill()  # the placeholder died by a signal it does not trap
+
+    name = f"py4jni-program-{pid}"
+    threading.Thread(target=wait, name=name + "-wait", daemon=True).start()
+    threading.Thread(target=relay, name=name + "-signals", daemon=True).start()
+
+
+# ------------------------------------------------------------- posix_spawn
+
+def _spawn_wrapper(real: Any, search: bool) -> Any:
+    def posix_spawn(path: Any, argv: Any, env: Any, **kwargs: Any) -> int:
+        caller = sys._getframe(1).f_globals.get("__name__")
+        if caller != "subprocess" and _switch.settings() is not None:
+            argv_list = [os.fsdecode(a) for a in argv]
+            exe = os.fsdecode(path)
+            if search and os.sep not in exe:
+                from ._java_command import _which
+                exe = _which(exe, None, os.getcwd()) or exe
+            if argv_list and os.path.basename(exe) == "java" and \
+                    _switch.settings().mode == "inproc":  # type: ignore[union-attr]
+                cmd = _command([exe, *argv_list[1:]], env, None)
+                if isinstance(cmd, JavaCommand):
+                    return _spawn_taken(cmd, env, kwargs)
+        return int(real(path, argv, env, **kwargs))
+    posix_spawn.__doc__ = real.__doc__
+    posix_spawn.__name__ = real.__name__
+    return posix_spawn
+
+
+def _spawn_taken(cmd: JavaCommand, env: Any, kwargs: dict[str, Any]) -> int:
+    """os.posix_spawn of a taken-over command: its file actions give the program's
+    stdin, stdout and stderr."""
+    child: dict[int, int | None] = {0: 0, 1: 1, 2: 2}
+    opened: list[int] = []
+    try:
+        for action in kwargs.get("file_actions") or ():
+            kind = action[0]
+            if kind == os.POSIX_SPAWN_DUP2:
+                src, dst = action[1], action[2]
+                child[dst] = child.get(src, src)
+            elif kind == os.POSIX_SPAWN_OPEN:
+                fd = os.open(action[2], action[3], action[4])
+                opened.append(fd)
+                child[action[1]] = fd
+            elif kind == os.POSIX_SPAWN_CLOSE:
+                child[action[1]] = None
+        fds = []
+        for k in (0, 1, 2):
+            got = child.get(k)
+            if got is None:
+                got = os.open(os.devnull, os.O_RDWR)
+                opened.append(got)
+            fds.append(-1 if got == k else got)
+        return _take_over(cmd, env, fds, bool(kwargs.get("setsid")),
+                          kwargs.get("setpgroup") if kwargs.get("setpgroup") is not None else -1)
+    finally:
+        for fd in opened:
+            os.close(fd)
+
+
+# ------------------------------------------------------- the served ports
+
+class _Listener:
+    """org.py4jni.Programs.Listener: a taken-over program's py4j server serves a port
+    (or stops): the switch's registry of in-process servers follows."""
+
+    class Java:
+        implements = ["org.py4jni.Programs$Listener"]
+
+    def __init__(self) -> None:
+        self.served_ports: dict[int, Any] = {}
+
+    def served(self, port: int, server: Any, program: Any) -> None:
+        name = _LAUNCHED.get(program.id(), "a taken-over program")
+        entry = _switch.InProcessServer(name=name, open=lambda params: _open(server, params),
+                                        shutdown=lambda: server.shutdown())
+        self.served_ports[port] = entry
+        try:
+            _switch.register_in_process_server(port, entry)
+        except ValueError:
+            pass  # py4jni serves it otherwise (launch_gateway's server): that one stays
+
+    def unserved(self, port: int) -> None:
+        entry = self.served_ports.pop(port, None)
+        if entry is not None:
+            _switch.unregister_in_process_server(port, entry)
+
+
+def _listen(gateway: Any) -> None:
+    if "listener" not in _state:
+        listener = _Listener()
+        gateway.jvm.org.py4jni.Programs.listen(listener)
+        _state["listener"] = listener
+
+
+def _open(server: Any, params: Any) -> tuple[Any, Any]:
+    """A gateway's client over a taken-over program's server, and its entry point. A
+    token that is not the server's raises as py4j's server refuses it."""
+    from . import _py4jni
+    from .java_gateway import helper_jar_path
+    from .protocol import Py4JAuthenticationError
+    gateway = _state["gateway"]
+    token = gateway.jvm.org.py4jni.Programs.authToken(server)
+    if token is not None and getattr(params, "auth_token", None) != token:
+        raise Py4JAuthenticationError("Failed to authenticate with gateway server.")
+    client = _py4jni.inproc_client(helper_jar_path(), join=True)
+    entry = server.getGateway().getEntryPoint()
+    if entry is not None:  # the same Java object, as a JavaObject of the new client
+        entry = client.resolve(None, "java.util.Objects").requireNonNull(entry)
+    return client, entry
