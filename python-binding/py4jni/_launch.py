@@ -240,7 +240,8 @@ def _not_applied(gateway: Any, cmd: JavaCommand) -> list[str]:
 
 def _same_jdk(gateway: Any, cmd: JavaCommand) -> bool:
     home = gateway.jvm.java.lang.System.getProperty("java.home")
-    return os.path.realpath(os.path.dirname(os.path.dirname(cmd.java))) == os.path.realpath(home)
+    java_home = os.path.dirname(os.path.dirname(os.path.realpath(cmd.java)))
+    return java_home == os.path.realpath(home)
 
 
 def _stream(fd: int) -> str:
@@ -445,7 +446,8 @@ class _Listener:
 
     def served(self, port: int, server: Any, program: Any) -> None:
         name = _LAUNCHED.get(program.id(), "a taken-over program")
-        entry = _switch.InProcessServer(name=name, open=lambda params: _open(server, params),
+        entry = _switch.InProcessServer(name=name,
+                                        open=lambda params: _open(server, program, params),
                                         shutdown=lambda: server.shutdown())
         self.served_ports[port] = entry
         try:
@@ -466,7 +468,7 @@ def _listen(gateway: Any) -> None:
         _state["listener"] = listener
 
 
-def _open(server: Any, params: Any) -> tuple[Any, Any]:
+def _open(server: Any, program: Any, params: Any) -> tuple[Any, Any]:
     """A gateway's client over a taken-over program's server, and its entry point. A
     token that is not the server's raises as py4j's server refuses it."""
     from . import _py4jni
@@ -477,6 +479,7 @@ def _open(server: Any, params: Any) -> tuple[Any, Any]:
     if token is not None and getattr(params, "auth_token", None) != token:
         raise Py4JAuthenticationError("Failed to authenticate with gateway server.")
     client = _py4jni.inproc_client(helper_jar_path(), join=True)
+    client._set_context(_on(client, program.context()))
     entry = server.getGateway().getEntryPoint()
     if entry is not None:  # the same Java object, as a JavaObject of the new client
         entry = client.resolve(None, "java.util.Objects").requireNonNull(entry)

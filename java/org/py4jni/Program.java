@@ -40,6 +40,7 @@ public final class Program {
     private final CountDownLatch ended = new CountDownLatch(1);
     private boolean endRequested;
     private volatile int status;
+    private final CallContext context;
 
     Program(int id, String mainClass, String[] args, ClassLoader loader, String stdin,
             String stdout, String stderr) throws IOException {
@@ -51,6 +52,7 @@ public final class Program {
         this.out = output(stdout);
         this.err = "stdout".equals(stderr) ? out : output(stderr);
         this.in = input(stdin);
+        this.context = new Context(this);
     }
 
     /** "inherit" (the process's stream: null), "null", or "fd:N" (this process's fd N,
@@ -96,6 +98,33 @@ public final class Program {
             }
         }
         return null;
+    }
+
+    /** The call context of py4jni's gateways over this program's servers: a Java thread
+     * running their calls runs for the program (its streams, System.exit ending it),
+     * with the program's class loader as context class loader. */
+    public CallContext context() {
+        return context;
+    }
+
+    /** A CallContext that makes the entering thread one of the program's. */
+    private static final class Context extends CallContext {
+        private final Program program;
+
+        Context(Program program) {
+            super(program.loader);
+            this.program = program;
+        }
+
+        @Override
+        protected void entered() {
+            CURRENT.set(program);
+        }
+
+        @Override
+        protected void left() {
+            CURRENT.remove();
+        }
     }
 
     /** This program's id (py4jni's count of launches in this process). */
@@ -230,6 +259,7 @@ public final class Program {
                 }
                 closeQuietly(in);
                 Programs.ended(Program.this);
+                CallContext.release(context.id());
                 ended.countDown();
             }
         }
