@@ -44,6 +44,9 @@ class JavaCommand(NamedTuple):
     args: list[str]              #: the program's arguments
     jvm_options: list[str]       #: as JNI_CreateJavaVM takes them (-D, -X, -XX, --add-*...)
     jar: str | None              #: ``-jar``'s file
+    #: the py4j GatewayServer classes its program reaches (binary names; set by the
+    #: launch take-over's rule)
+    gateway_servers: list[str] = []
 
 
 def _which(name: str, env: Mapping[str, str] | None, cwd: str) -> str | None:

@@ -137,20 +137,20 @@ def _command(argv: Sequence[str], env: Mapping[str, str] | None, cwd: Any) -> Ja
     choice = _choice(cmd.main_class)
     if choice == "child":
         return NotTaken(f"{ENV} says child")
-    if choice == "inproc":
-        return cmd
     key = (tuple(cmd.classpath), cmd.main_class,
            tuple(_stamp(p) for p in cmd.classpath))
     with _lock:
         found = _decisions.get(key, "")
     if found == "":
-        found = _class_path.reaches_gateway_server(_class_path.ClassPath(cmd.classpath),
-                                                   cmd.main_class)
+        cp = _class_path.ClassPath(cmd.classpath)
+        found = _class_path.reaches_gateway_server(cp, cmd.main_class)
+        if found is None and choice == "inproc":
+            found = ",".join(cp.gateway_servers())
         with _lock:
             _decisions[key] = found
     if found is None:
         return NotTaken("its program starts no py4j GatewayServer")
-    return cmd._replace(jvm_options=[*cmd.jvm_options])  # (a copy per launch)
+    return cmd._replace(gateway_servers=[n.replace("/", ".") for n in found.split(",") if n])
 
 
 def _stamp(path: str) -> tuple[int, int]:
@@ -171,11 +171,6 @@ def _choice(main_class: str) -> str | None:
         if name == main_class and how in ("inproc", "child"):
             return how
     return None
-
-
-def _gateway_servers(cmd: JavaCommand) -> list[str]:
-    """The GatewayServer classes of the command's class path (binary names)."""
-    return _class_path.ClassPath(cmd.classpath).gateway_servers()
 
 
 # ------------------------------------------------------------------ the launch
@@ -200,16 +195,20 @@ def _launcher() -> Any:
 def _start_jvm(cmd: JavaCommand, env: Mapping[str, str] | None) -> Any:
     """The first launch: the JVM with the command's class path, options and
     environment (the JVM takes its copy at start; this process keeps its own)."""
+    from . import _cds
     from .java_gateway import JavaGateway
     before = dict(os.environ)
     if env is not None:
         os.environ.clear()
         os.environ.update({os.fsdecode(k): os.fsdecode(v) for k, v in env.items()})
     try:
+        # cds="classpath": the program's classes too, mapped from an archive made after
+        # the first run (py4jni/_cds.py)
         gateway = JavaGateway(mode="inproc", classpath=cmd.classpath,
-                              jvm_options=cmd.jvm_options, libjvm=cmd.libjvm)
+                              jvm_options=cmd.jvm_options, libjvm=cmd.libjvm,
+                              cds=_cds.CLASSPATH)
         if env is not None:
-            gateway.jvm.java.lang.System.getenv()  # the JVM's copy of the environment
+            _cls(gateway, "java.lang.System").getenv()  # the JVM's copy of the environment
     finally:
         if env is not None:
             os.environ.clear()
@@ -223,7 +222,7 @@ def _not_applied(gateway: Any, cmd: JavaCommand) -> list[str]:
     """The command's options a running JVM cannot take; its new system properties are
     set (a property set otherwise is listed)."""
     started = _state.get("started", ([], None))[0]
-    system = gateway.jvm.java.lang.System
+    system = _cls(gateway, "java.lang.System")
     left: list[str] = []
     for option in cmd.jvm_options:
         if option.startswith("-D"):
@@ -239,9 +238,16 @@ def _not_applied(gateway: Any, cmd: JavaCommand) -> list[str]:
 
 
 def _same_jdk(gateway: Any, cmd: JavaCommand) -> bool:
-    home = gateway.jvm.java.lang.System.getProperty("java.home")
+    home = _cls(gateway, "java.lang.System").getProperty("java.home")
     java_home = os.path.dirname(os.path.dirname(os.path.realpath(cmd.java)))
     return java_home == os.path.realpath(home)
+
+
+def _cls(gateway: Any, name: str) -> Any:
+    """The JavaClass ``name``, resolved by its full name: a package walk
+    (``gateway.jvm.org...``) would ask the class path for "org" first, and a miss opens
+    every jar of a long class path."""
+    return gateway._gateway_client.resolve(None, name)
 
 
 def _stream(fd: int) -> str:
@@ -250,24 +256,153 @@ def _stream(fd: int) -> str:
 
 def _take_over(cmd: JavaCommand, env: Mapping[str, str] | None, fds: Sequence[int],
                start_new_session: bool, process_group: int) -> int:
-    """Runs ``cmd`` in this process's JVM with the child's stdin, stdout and stderr fds
-    (-1: this process's own), and returns the placeholder's pid."""
+    """Starts ``cmd`` in this process's JVM with the child's stdin, stdout and stderr
+    fds (-1: this process's own) and returns the placeholder's pid at once, as a child's
+    start returns: the JVM start (a first launch) and the program's start run on a
+    thread of their own (``_Launch``) while the caller goes on, as a child would start
+    beside it. A first launch with an environment of its own starts the JVM before
+    returning (this process's environment is the JVM's while it starts)."""
+    mine: dict[int, int] = {}  # the caller closes its fds on return: the launch's copies
+    for fd in fds:
+        if fd != -1 and fd not in mine:
+            mine[fd] = os.dup(fd)
+    streams = [("inherit" if fd == -1 else f"fd:{mine[fd]}") for fd in fds]
+    if fds[2] != -1 and fds[2] == fds[1]:
+        streams[2] = "stdout"
+    pid, control, report = _placeholder("-Xrs" in cmd.jvm_options, start_new_session,
+                                        process_group)
+    launch = _Launch(cmd, env, streams, list(mine.values()), control, pid)
+    threading.Thread(target=launch.relay, args=(report,), name=f"py4jni-program-{pid}-signals",
+                     daemon=True).start()
+    with _lock:
+        first_with_env = env is not None and _launcher() is None
+    if first_with_env:
+        launch.start()
+        threading.Thread(target=launch.wait, name=f"py4jni-program-{pid}", daemon=True).start()
+    else:
+        threading.Thread(target=launch.run, name=f"py4jni-program-{pid}", daemon=True).start()
+    return pid
+
+
+class _Launch:
+    """One taken-over launch: its start in the JVM, the wait for its end (whose status
+    goes to the placeholder), and the placeholder's signals relayed to it."""
+
+    def __init__(self, cmd: JavaCommand, env: Mapping[str, str] | None, streams: list[str],
+                 fds: list[int], control: int, pid: int) -> None:
+        self.cmd, self.env, self.streams, self.fds = cmd, env, streams, fds
+        self.control, self.pid = control, pid
+        self.program: Any = None
+        self.lock = threading.Lock()
+        self.ended = threading.Event()
+        self.pending: list[int] = []  # signals that came before the program started
+
+    def run(self) -> None:
+        """The launch thread: start, then wait."""
+        if self.start():
+            self.wait()
+
+    def start(self) -> bool:
+        """Starts the program; False (the failure said on its stderr, status 1 given to
+        the placeholder) when it cannot start."""
+        try:
+            program = _start(self.cmd, self.env, self.streams)
+        except BaseException as exc:  # noqa: BLE001 - said as java says a failed start
+            self.fail(exc)
+            return False
+        finally:
+            for fd in self.fds:
+                os.close(fd)
+        with self.lock:
+            self.program = program
+            pending, self.pending = self.pending, []
+        for sig in pending:
+            self.deliver(sig)
+        return True
+
+    def fail(self, exc: BaseException) -> None:
+        text = f"py4jni: {self.cmd.main_class} could not start in this process: {exc}\n"
+        target = self.streams[2] if self.streams[2] != "stdout" else self.streams[1]
+        try:
+            if target.startswith("fd:"):
+                os.write(int(target[3:]), text.encode())
+            else:
+                sys.stderr.write(text)
+        except OSError:
+            pass
+        self.finish(1)
+
+    def wait(self) -> None:
+        """Waits for the program's end and gives its status to the placeholder."""
+        try:
+            status = self.program.waitFor()
+        except BaseException:  # noqa: BLE001 - the JVM is going away with this process
+            status = 1
+        self.finish(status)
+
+    def finish(self, status: int) -> None:
+        self.ended.set()
+        try:
+            os.write(self.control, f"{status & 0xFF}\n".encode())
+        except OSError:
+            pass  # the placeholder is gone already
+        finally:
+            os.close(self.control)
+
+    def deliver(self, sig: int) -> None:
+        """A signal for the program: 9 kills it, others end it as the JVM's handler."""
+        with self.lock:
+            program = self.program
+            if program is None:
+                self.pending.append(sig)
+                return
+        if sig == 9:
+            program.kill()
+        else:
+            program.signal(sig)
+
+    def relay(self, report: int) -> None:
+        """The placeholder's trapped signals go to the program; the placeholder dying
+        otherwise (SIGKILL, or a signal it does not trap) kills the program."""
+        with os.fdopen(report, "rb", buffering=0) as lines:
+            buf = b""
+            while True:
+                chunk = lines.read(64)
+                if not chunk:
+                    break
+                buf += chunk
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    if line.strip().isdigit():
+                        self.deliver(int(line))
+        if not self.ended.is_set():
+            self.deliver(9)
+
+
+def _start(cmd: JavaCommand, env: Mapping[str, str] | None, streams: list[str]) -> Any:
+    """The program started in this process's JVM (started now for a first launch)."""
     from . import _py4jni
+    from .protocol import Py4JError
     with _lock:
         gateway = _launcher()
         first = gateway is None
         if first:
-            gateway = _start_jvm(cmd, env)
-        elif not _same_jdk(gateway, cmd):
-            raise OSError(f"py4jni: {cmd.java} is another JDK than this process's JVM")
+            try:
+                gateway = _start_jvm(cmd, env)
+            except Py4JError as exc:
+                if "already running" not in str(exc):
+                    raise
+                first = False  # another gateway started the JVM meanwhile
+                gateway = _launcher()
+        if not first and not _same_jdk(gateway, cmd):
+            raise Py4JError(f"{cmd.java} is another JDK than this process's JVM")
         _py4jni.class_hooks_install()
-        programs = gateway.jvm.org.py4jni.Programs
+        programs = _cls(gateway, "org.py4jni.Programs")
         programs.prepare()
         _listen(gateway)
         if first:
-            servers = _gateway_servers(cmd)
-            if servers:
-                programs.loadEdited(_string_array(gateway, servers))
+            if cmd.gateway_servers:
+                programs.loadEdited(_string_array(gateway, cmd.gateway_servers))
             classpath = None
         else:
             left = _not_applied(gateway, cmd)
@@ -275,30 +410,19 @@ def _take_over(cmd: JavaCommand, env: Mapping[str, str] | None, fds: Sequence[in
                 print(f"py4jni: {cmd.main_class} runs in this process's running JVM; not "
                       f"applied there: {' '.join(left)}", file=sys.stderr, flush=True)
             classpath = cmd.classpath
-        stdin = _stream(fds[0])
-        stdout = _stream(fds[1])
-        stderr = "stdout" if fds[2] != -1 and fds[2] == fds[1] else _stream(fds[2])
-        pid, control, report = _placeholder("-Xrs" in cmd.jvm_options, start_new_session,
-                                            process_group)
-        try:
-            program = programs.launch(cmd.main_class, _string_array(gateway, cmd.args),
-                                      None if classpath is None
-                                      else _string_array(gateway, classpath),
-                                      stdin, stdout, stderr)
-        except BaseException:
-            os.close(control)  # the placeholder exits 0
-            os.close(report)
-            raise
+        program = programs.launch(cmd.main_class, _string_array(gateway, cmd.args),
+                                  None if classpath is None
+                                  else _string_array(gateway, classpath),
+                                  *streams)
         _LAUNCHED[program.id()] = cmd.main_class
-    _watch(program, pid, control, report)
-    return pid
+    return program
 
 
 _LAUNCHED: dict[int, str] = {}  # program id -> main class (for messages)
 
 
 def _string_array(gateway: Any, items: Sequence[str]) -> Any:
-    array = gateway.new_array(gateway.jvm.java.lang.String, len(items))
+    array = gateway.new_array(_cls(gateway, "java.lang.String"), len(items))
     for i, item in enumerate(items):
         array[i] = item
     return array
@@ -338,45 +462,6 @@ def _placeholder(rs: bool, new_session: bool, group: int) -> tuple[int, int, int
 
 _SH = "/bin/sh"
 _REAL_SPAWN = os.posix_spawn
-
-
-def _watch(program: Any, pid: int, control: int, report: int) -> None:
-    """Two daemon threads: one waits for the program's end and gives its status to the
-    placeholder; one relays the placeholder's trapped signals to the program, and ends
-    the program when the placeholder dies otherwise (SIGKILL)."""
-    ended = threading.Event()
-
-    def wait() -> None:
-        try:
-            status = program.waitFor()
-        except Exception:  # noqa: BLE001 - the JVM is going away with this process
-            status = 1
-        ended.set()
-        try:
-            os.write(control, f"{status & 0xFF}\n".encode())
-        except OSError:
-            pass  # the placeholder is gone already
-        finally:
-            os.close(control)
-
-    def relay() -> None:
-        with os.fdopen(report, "rb", buffering=0) as lines:
-            buf = b""
-            while True:
-                chunk = lines.read(64)
-                if not chunk:
-                    break
-                buf += chunk
-                while b"\n" in buf:
-                    line, buf = buf.split(b"\n", 1)
-                    if line.strip().isdigit():
-                        program.signal(int(line))
-        if not ended.is_set():
-            program.kill()  # the placeholder died by a signal it does not trap
-
-    name = f"py4jni-program-{pid}"
-    threading.Thread(target=wait, name=name + "-wait", daemon=True).start()
-    threading.Thread(target=relay, name=name + "-signals", daemon=True).start()
 
 
 # ------------------------------------------------------------- posix_spawn
@@ -464,7 +549,7 @@ class _Listener:
 def _listen(gateway: Any) -> None:
     if "listener" not in _state:
         listener = _Listener()
-        gateway.jvm.org.py4jni.Programs.listen(listener)
+        _cls(gateway, "org.py4jni.Programs").listen(listener)
         _state["listener"] = listener
 
 
@@ -475,7 +560,7 @@ def _open(server: Any, program: Any, params: Any) -> tuple[Any, Any]:
     from .java_gateway import helper_jar_path
     from .protocol import Py4JAuthenticationError
     gateway = _state["gateway"]
-    token = gateway.jvm.org.py4jni.Programs.authToken(server)
+    token = _cls(gateway, "org.py4jni.Programs").authToken(server)
     if token is not None and getattr(params, "auth_token", None) != token:
         raise Py4JAuthenticationError("Failed to authenticate with gateway server.")
     client = _py4jni.inproc_client(helper_jar_path(), join=True)
