@@ -140,6 +140,37 @@ def two() -> None:
     say("two-wait", [one.wait(timeout=60), other.wait(timeout=60)])
 
 
+def spawn() -> None:
+    java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") \
+        if os.environ.get("JAVA_HOME") else "java"
+    out_r, out_w = os.pipe()
+    in_r, in_w = os.pipe()
+    pid = os.posix_spawnp(java, [java, "-cp", os.pathsep.join([BASE, FLAVOUR1]), MAIN, "0"],
+                          dict(os.environ), file_actions=[
+                              (os.POSIX_SPAWN_DUP2, in_r, 0), (os.POSIX_SPAWN_DUP2, out_w, 1)])
+    os.close(out_w)
+    os.close(in_r)
+    out = os.fdopen(out_r)
+    port = int(out.readline().split()[1])
+    gw = JavaGateway(gateway_parameters=GatewayParameters(port=port))
+    say("spawn-add", gw.entry_point.add(1, 2))
+    say("spawn-pid-is-python", pid == os.getpid())
+    os.write(in_w, b"exit 7\n")
+    _, status = os.waitpid(pid, 0)
+    say("spawn-waitpid", os.waitstatus_to_exitcode(status))
+    out.close()
+    os.close(in_w)
+
+
+def tool() -> None:
+    java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") \
+        if os.environ.get("JAVA_HOME") else "java"
+    done = subprocess.run([java, "-cp", BASE, "org.py4jni.fixtures.launch.ToolMain"],
+                          capture_output=True, text=True)
+    say("tool-returncode", done.returncode)
+    say("tool-in-this-process", done.stdout.split()[1] == str(os.getpid()))
+
+
 def unserved() -> None:
     import socket
     with socket.socket() as s:

@@ -1,7 +1,10 @@
 """The launcher rule of the py4j switch (py4jni/_switch.py ``mode_for``): under
-``python -m py4jni run`` in in-process mode, a program that starts a JVM of its own with
-a py4j server and connects to it by port is connected to that JVM in socket mode, with
-one line on stderr saying so; no second JVM is embedded. A port nothing serves behaves
+``python -m py4jni run`` in in-process mode, a program's own ``java`` launch whose
+program starts a py4j server is taken over (py4jni/_launch.py; tests/python/
+test_launch.py tests it in depth) and its gateway by port is in-process; a launch that
+is not taken over (here forced with ``PY4JNI_LAUNCH=child``) runs as written, and the
+gateway to its server connects in socket mode, with one line on stderr saying so; no
+second JVM is embedded. A port nothing serves behaves
 as under py4j (Py4JNetworkError with py4j's text: at construction with ``eager_load``,
 else at the first call, and the same gateway reaches the server once it is there, in
 socket mode or, once ``launch_gateway`` serves the port in this process, in-process);
@@ -154,11 +157,15 @@ print("mode", gw._mode, "this-process",
 """
 
 
-def _run(tmp_path, program: str, *args: str,
-         switch: list[str] | None = None) -> subprocess.CompletedProcess[str]:
+def _run(tmp_path, program: str, *args: str, switch: list[str] | None = None,
+         launch: str = "auto") -> subprocess.CompletedProcess[str]:
+    """The program under ``python -m py4jni run``; ``launch`` is PY4JNI_LAUNCH ("child":
+    its own java launch runs as written, a child, as a launch that cannot be taken
+    over does)."""
     app = tmp_path / "app.py"
     app.write_text(program)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PY4JNI_")}
+    env["PY4JNI_LAUNCH"] = launch
     return subprocess.run([sys.executable, "-m", "py4jni", "run", *(switch or []), str(app),
                            *args], capture_output=True, text=True, timeout=120, env=env)
 
@@ -169,7 +176,7 @@ def _rule_lines(stderr: str) -> list[str]:
 
 def test_a_gateway_to_the_programs_own_jvm_is_socket_mode_said_in_one_line(tmp_path):
     cp = os.pathsep.join([py4j_jar(), clientserver_jar()])
-    out = _run(tmp_path, OWN_JVM, cp)
+    out = _run(tmp_path, OWN_JVM, cp, launch="child")
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.split() == ["mode", "socket", "own-jvm", "True", "this-process",
                                   "False", "sum", "42", "child-exit", "0"], out.stdout
@@ -180,7 +187,7 @@ def test_a_gateway_to_the_programs_own_jvm_is_socket_mode_said_in_one_line(tmp_p
 
 def test_a_clientserver_to_the_programs_own_jvm_is_socket_mode(tmp_path):
     cp = os.pathsep.join([py4j_jar(), clientserver_jar()])
-    out = _run(tmp_path, OWN_CLIENTSERVER, cp, str(free_port()))
+    out = _run(tmp_path, OWN_CLIENTSERVER, cp, str(free_port()), launch="child")
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.split() == ["mode", "socket", "hello", "hello", "own",
                                   "this-process", "False", "child-exit", "0"], out.stdout
@@ -190,7 +197,7 @@ def test_a_clientserver_to_the_programs_own_jvm_is_socket_mode(tmp_path):
 def test_a_retry_loop_with_eager_load_reaches_its_own_jvm(tmp_path):
     port = free_port()
     cp = os.pathsep.join([py4j_jar(), clientserver_jar()])
-    out = _run(tmp_path, RETRY_EAGER, cp, str(port))
+    out = _run(tmp_path, RETRY_EAGER, cp, str(port), launch="child")
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.split() == ["error", "True", "ConnectionRefusedError", "mode", "socket",
                                   "java_process", "True", "own-jvm", "True",
@@ -201,11 +208,40 @@ def test_a_retry_loop_with_eager_load_reaches_its_own_jvm(tmp_path):
 def test_a_gateway_made_before_its_server_fails_at_its_first_call_then_reaches_it(tmp_path):
     port = free_port()
     cp = os.pathsep.join([py4j_jar(), clientserver_jar()])
-    out = _run(tmp_path, FIRST_CALL, cp, str(port))
+    out = _run(tmp_path, FIRST_CALL, cp, str(port), launch="child")
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.split() == ["first-call", "True", "mode", "socket", "own-jvm", "True",
                                   "child-exit", "0"], out.stdout
     assert len(_rule_lines(out.stderr)) == 1, out.stderr
+
+
+def test_the_programs_own_launch_is_taken_over_and_its_gateway_in_process(tmp_path):
+    cp = os.pathsep.join([py4j_jar(), clientserver_jar()])
+    out = _run(tmp_path, OWN_JVM, cp)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.split() == ["mode", "inproc", "own-jvm", "False", "this-process",
+                                  "True", "sum", "42", "child-exit", "0"], out.stdout
+    assert _rule_lines(out.stderr) == [], out.stderr
+
+
+def test_a_clientserver_of_a_taken_over_launch_is_in_process(tmp_path):
+    cp = os.pathsep.join([py4j_jar(), clientserver_jar()])
+    out = _run(tmp_path, OWN_CLIENTSERVER, cp, str(free_port()))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.split() == ["mode", "inproc", "hello", "hello", "own",
+                                  "this-process", "True", "child-exit", "0"], out.stdout
+    assert _rule_lines(out.stderr) == [], out.stderr
+
+
+def test_a_retry_loop_with_eager_load_reaches_a_taken_over_launch(tmp_path):
+    port = free_port()
+    cp = os.pathsep.join([py4j_jar(), clientserver_jar()])
+    out = _run(tmp_path, RETRY_EAGER, cp, str(port))
+    assert out.returncode == 0, out.stdout + out.stderr
+    words = out.stdout.split()
+    assert words[:3] == ["error", "True", "ConnectionRefusedError"], out.stdout
+    assert words[3:] == ["mode", "inproc", "java_process", "True", "own-jvm", "False",
+                         "child-exit", "0"], out.stdout
 
 
 def test_a_gateway_made_before_launch_gateway_serves_its_port_is_in_process(tmp_path):
