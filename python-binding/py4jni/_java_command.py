@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import zipfile
 from typing import Mapping, NamedTuple, Sequence
 
 #: The launcher's own options with no program to run.
@@ -99,6 +98,7 @@ def _argfile_words(path: str) -> list[str]:
 
 def manifest_main_class(jar: str) -> str | None:
     """``Main-Class`` of a jar's manifest, or None."""
+    import zipfile
     try:
         with zipfile.ZipFile(jar) as z:
             text = z.read("META-INF/MANIFEST.MF").decode("utf-8", "replace")

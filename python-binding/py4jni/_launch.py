@@ -40,10 +40,14 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from typing import Any, Mapping, Sequence
 
-from . import _class_path, _java_command, _switch
-from ._java_command import JavaCommand, NotTaken
+from . import _switch
+
+TYPE_CHECKING = False  # typing's constant without importing typing
+if TYPE_CHECKING:
+    from typing import Any, Mapping, Sequence, TypeGuard
+
+    from ._java_command import JavaCommand, NotTaken
 
 ENV = "PY4JNI_LAUNCH"
 
@@ -77,7 +81,7 @@ def install() -> None:
                            p2cread: int, p2cwrite: int, c2pread: int, c2pwrite: int,
                            errread: int, errwrite: int, *rest: Any) -> None:
             taken = _popen_command(args, executable, shell, env, cwd, preexec_fn, rest)
-            if isinstance(taken, NotTaken):
+            if not _taken(taken):
                 original(self, args, executable, preexec_fn, close_fds, pass_fds, cwd, env,
                          startupinfo, creationflags, shell, p2cread, p2cwrite, c2pread,
                          c2pwrite, errread, errwrite, *rest)
@@ -99,16 +103,28 @@ def install() -> None:
                 setattr(os, name, _spawn_wrapper(real, name == "posix_spawnp"))
 
 
+def _taken(command: JavaCommand | NotTaken) -> TypeGuard[JavaCommand]:
+    """True for a JavaCommand (the launch is taken over), False for a NotTaken."""
+    return hasattr(command, "main_class")
+
+
+def _not_taken(reason: str) -> NotTaken:
+    from ._java_command import NotTaken
+    return NotTaken(reason)
+
+
 def _popen_command(args: Any, executable: Any, shell: Any, env: Any, cwd: Any,
                    preexec_fn: Any, rest: Sequence[Any]) -> JavaCommand | NotTaken:
-    """Popen's command as a JavaCommand to take over, or why it runs as written."""
+    """Popen's command as a JavaCommand to take over, or why it runs as written
+    (py4jni/_java_command.py and _class_path.py are imported at the first java
+    command)."""
     switch = _switch.settings()
     if switch is None or switch.mode != "inproc":
-        return NotTaken("the switch is not in in-process mode")
+        return _not_taken("the switch is not in in-process mode")
     if shell:
         text = args if isinstance(args, str) else " ".join(map(str, args))
-        if any(c in text for c in "|&;<>()$`\\\"'*?[]#~=%\n"):
-            return NotTaken("a shell command line")
+        if any(c in text for c in "|&;<>()$`\\\"'*?[]#~\n"):
+            return _not_taken("a shell command line")
         argv = text.split()
     elif isinstance(args, (str, bytes, os.PathLike)):
         argv = [os.fsdecode(args)]
@@ -117,26 +133,27 @@ def _popen_command(args: Any, executable: Any, shell: Any, env: Any, cwd: Any,
     if executable is not None:
         argv = [os.fsdecode(executable), *argv[1:]]
     if not argv or os.path.basename(argv[0]) != "java":
-        return NotTaken("not a java command")
+        return _not_taken("not a java command")
     if preexec_fn is not None:
-        return NotTaken("a preexec_fn runs in a child")
+        return _not_taken("a preexec_fn runs in a child")
     # rest: restore_signals, gid, gids, uid, umask, start_new_session[, process_group]
     if len(rest) >= 5 and (rest[1] is not None or rest[2] is not None or
                            rest[3] is not None or rest[4] not in (-1, None)):
-        return NotTaken("another user, group or umask")
+        return _not_taken("another user, group or umask")
     return _command(argv, env, cwd)
 
 
 def _command(argv: Sequence[str], env: Mapping[str, str] | None, cwd: Any) -> JavaCommand | NotTaken:
     """The JavaCommand of ``argv`` when the rule takes it over."""
+    from . import _class_path, _java_command
     if cwd is not None and os.path.realpath(os.fsdecode(cwd)) != os.path.realpath(os.getcwd()):
-        return NotTaken("a launch in another directory runs as written")
+        return _not_taken("a launch in another directory runs as written")
     cmd = _java_command.parse(argv, env, None)
-    if isinstance(cmd, NotTaken):
+    if not _taken(cmd):
         return cmd
     choice = _choice(cmd.main_class)
     if choice == "child":
-        return NotTaken(f"{ENV} says child")
+        return _not_taken(f"{ENV} says child")
     key = (tuple(cmd.classpath), cmd.main_class,
            tuple(_stamp(p) for p in cmd.classpath))
     with _lock:
@@ -149,7 +166,7 @@ def _command(argv: Sequence[str], env: Mapping[str, str] | None, cwd: Any) -> Ja
         with _lock:
             _decisions[key] = found
     if found is None:
-        return NotTaken("its program starts no py4j GatewayServer")
+        return _not_taken("its program starts no py4j GatewayServer")
     return cmd._replace(gateway_servers=[n.replace("/", ".") for n in found.split(",") if n])
 
 
@@ -238,7 +255,8 @@ def _not_applied(gateway: Any, cmd: JavaCommand) -> list[str]:
 
 
 def _same_jdk(gateway: Any, cmd: JavaCommand) -> bool:
-    home = _cls(gateway, "java.lang.System").getProperty("java.home")
+    """True when the command's java is the running JVM's JDK."""
+    home = str(_cls(gateway, "java.lang.System").getProperty("java.home"))
     java_home = os.path.dirname(os.path.dirname(os.path.realpath(cmd.java)))
     return java_home == os.path.realpath(home)
 
@@ -478,7 +496,7 @@ def _spawn_wrapper(real: Any, search: bool) -> Any:
             if argv_list and os.path.basename(exe) == "java" and \
                     _switch.settings().mode == "inproc":  # type: ignore[union-attr]
                 cmd = _command([exe, *argv_list[1:]], env, None)
-                if isinstance(cmd, JavaCommand):
+                if _taken(cmd):
                     return _spawn_taken(cmd, env, kwargs)
         return int(real(path, argv, env, **kwargs))
     posix_spawn.__doc__ = real.__doc__
@@ -510,8 +528,9 @@ def _spawn_taken(cmd: JavaCommand, env: Any, kwargs: dict[str, Any]) -> int:
                 got = os.open(os.devnull, os.O_RDWR)
                 opened.append(got)
             fds.append(-1 if got == k else got)
+        group = kwargs.get("setpgroup")
         return _take_over(cmd, env, fds, bool(kwargs.get("setsid")),
-                          kwargs.get("setpgroup") if kwargs.get("setpgroup") is not None else -1)
+                          int(group) if group is not None else -1)
     finally:
         for fd in opened:
             os.close(fd)
@@ -567,5 +586,6 @@ def _open(server: Any, program: Any, params: Any) -> tuple[Any, Any]:
     client._set_context(_on(client, program.context()))
     entry = server.getGateway().getEntryPoint()
     if entry is not None:  # the same Java object, as a JavaObject of the new client
-        entry = client.resolve(None, "java.util.Objects").requireNonNull(entry)
+        objects: Any = client.resolve(None, "java.util.Objects")
+        entry = objects.requireNonNull(entry)
     return client, entry
