@@ -514,8 +514,9 @@ HELPER_SRC = os.path.join(REPO_DIR, "java")  # org/py4jni/*.java: what the fixtu
 FIXTURES_JAR_NAME = "py4jni-perf-fixtures.jar"
 # Left out of the fixtures jar, as tests/CMakeLists.txt leaves them out of
 # py4jni-test-fixtures.jar: sources that compile only against py4j's jar (a py4j
-# ClientServer for the socket tests), which no benchmark calls.
-FIXTURES_EXCLUDE = (os.path.join("org", "py4jni", "fixtures", "clientserver") + os.sep,)
+# ClientServer for the socket tests, the launch take-over's program), which no benchmark calls.
+FIXTURES_EXCLUDE = (os.path.join("org", "py4jni", "fixtures", "clientserver") + os.sep,
+                    os.path.join("org", "py4jni", "fixtures", "launch") + os.sep)
 
 
 def fixture_sources(root=FIXTURES_SRC):

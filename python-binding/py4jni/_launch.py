@@ -59,6 +59,7 @@ _PLACEHOLDER = ("trap 'g=1; echo 1' HUP; trap 'g=1; echo 2' INT; trap 'g=1; echo
 _PLACEHOLDER_RS = "while :; do read -r s && exit \"$s\"; exit 0; done"  # java -Xrs
 
 _lock = threading.RLock()
+_scope = threading.local()  # .adapted: the framework adapter's launch under way here
 _installed = False
 _state: dict[str, Any] = {}  # gateway: the launcher's own gateway; started: our JVM options
 _decisions: dict[tuple[Any, ...], str | None] = {}
@@ -118,8 +119,9 @@ def _popen_command(args: Any, executable: Any, shell: Any, env: Any, cwd: Any,
     """Popen's command as a JavaCommand to take over, or why it runs as written
     (py4jni/_java_command.py and _class_path.py are imported at the first java
     command)."""
+    scope = getattr(_scope, "adapted", None)
     switch = _switch.settings()
-    if switch is None or switch.mode != "inproc":
+    if scope is None and (switch is None or switch.mode != "inproc"):
         return _not_taken("the switch is not in in-process mode")
     if shell:
         text = args if isinstance(args, str) else " ".join(map(str, args))
@@ -134,7 +136,7 @@ def _popen_command(args: Any, executable: Any, shell: Any, env: Any, cwd: Any,
         argv = [os.fsdecode(executable), *argv[1:]]
     if not argv or os.path.basename(argv[0]) != "java":
         return _not_taken("not a java command")
-    if preexec_fn is not None:
+    if preexec_fn is not None and not (scope is not None and scope.preexec_fn_ok):
         return _not_taken("a preexec_fn runs in a child")
     # rest: restore_signals, gid, gids, uid, umask, start_new_session[, process_group]
     if len(rest) >= 5 and (rest[1] is not None or rest[2] is not None or
@@ -167,6 +169,10 @@ def _command(argv: Sequence[str], env: Mapping[str, str] | None, cwd: Any) -> Ja
             _decisions[key] = found
     if found is None:
         return _not_taken("its program starts no py4j GatewayServer")
+    scope = getattr(_scope, "adapted", None)
+    if scope is not None:
+        cmd = cmd._replace(jvm_options=[o for o in cmd.jvm_options
+                                        if o not in scope.drop_options])
     return cmd._replace(gateway_servers=[n.replace("/", ".") for n in found.split(",") if n])
 
 
@@ -280,6 +286,9 @@ def _take_over(cmd: JavaCommand, env: Mapping[str, str] | None, fds: Sequence[in
     thread of their own (``_Launch``) while the caller goes on, as a child would start
     beside it. A first launch with an environment of its own starts the JVM before
     returning (this process's environment is the JVM's while it starts)."""
+    scope = getattr(_scope, "adapted", None)
+    if scope is not None and scope.stderr_inherit:
+        fds = [fds[0], fds[1], -1]
     mine: dict[int, int] = {}  # the caller closes its fds on return: the launch's copies
     for fd in fds:
         if fd != -1 and fd not in mine:
@@ -482,6 +491,29 @@ _SH = "/bin/sh"
 _REAL_SPAWN = os.posix_spawn
 
 
+class adapted:
+    """A framework adapter's launch (``with _launch.adapted(...): framework_launcher()``):
+    the ``java`` commands this thread starts meanwhile are taken over by the rule even
+    without the switch, and what the adapter says of its framework's launcher applies:
+    ``preexec_fn_ok`` (its preexec_fn only concerns a child, e.g. ignoring SIGINT),
+    ``stderr_inherit`` (the program's System.err is this process's stderr, not the pipe
+    the launcher asked for), ``drop_options`` (JVM options left out)."""
+
+    def __init__(self, *, preexec_fn_ok: bool = False, stderr_inherit: bool = False,
+                 drop_options: Sequence[str] = ()) -> None:
+        self.preexec_fn_ok = preexec_fn_ok
+        self.stderr_inherit = stderr_inherit
+        self.drop_options = tuple(drop_options)
+
+    def __enter__(self) -> "adapted":
+        install()
+        _scope.adapted = self
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _scope.adapted = None
+
+
 # ------------------------------------------------------------- posix_spawn
 
 def _spawn_wrapper(real: Any, search: bool) -> Any:
@@ -552,7 +584,8 @@ class _Listener:
         name = _LAUNCHED.get(program.id(), "a taken-over program")
         entry = _switch.InProcessServer(name=name,
                                         open=lambda params: _open(server, program, params),
-                                        shutdown=lambda: server.shutdown())
+                                        shutdown=lambda: server.shutdown(),
+                                        gateway_server=lambda client: _on(client, server))
         self.served_ports[port] = entry
         try:
             _switch.register_in_process_server(port, entry)
@@ -585,7 +618,10 @@ def _open(server: Any, program: Any, params: Any) -> tuple[Any, Any]:
     client = _py4jni.inproc_client(helper_jar_path(), join=True)
     client._set_context(_on(client, program.context()))
     entry = server.getGateway().getEntryPoint()
-    if entry is not None:  # the same Java object, as a JavaObject of the new client
-        objects: Any = client.resolve(None, "java.util.Objects")
-        entry = objects.requireNonNull(entry)
-    return client, entry
+    return client, (None if entry is None else _on(client, entry))
+
+
+def _on(client: Any, java_object: Any) -> Any:
+    """The same Java object, as a JavaObject of ``client``."""
+    objects: Any = client.resolve(None, "java.util.Objects")
+    return objects.requireNonNull(java_object)

@@ -128,6 +128,9 @@ class InProcessServer(NamedTuple):
     open: Callable[[Any], tuple[Any, Any]]
     #: py4j's ``shutdown()`` of a gateway over it: asks that server to shut down.
     shutdown: Callable[[], None]
+    #: ``gateway_server(client)``: the Java GatewayServer object as a JavaObject of that
+    #: client (the gateway's ``java_gateway_server``), or None when there is none.
+    gateway_server: Callable[[Any], Any] | None = None
 
 
 _SERVED: dict[int, InProcessServer] = {}  # port -> its server in this process

@@ -638,6 +638,8 @@ class JavaGateway(_py4jni.Namespace):
         transport.attach(self)
         if served is not _UNSERVED:
             self._make_objects(entry_point)
+            if served is not None and served.gateway_server is not None:
+                self.java_gateway_server = served.gateway_server(self._gateway_client)
         transport.attach_after(self, start_callback_server, callback_server_parameters is not None)
         _describe_client(self)
         if self.gateway_parameters.eager_load:
@@ -695,6 +697,8 @@ class JavaGateway(_py4jni.Namespace):
             self.__dict__["_served_by"] = served
             self.set_gateway_client(client)
             self.entry_point = entry_point
+            if served.gateway_server is not None:
+                self.java_gateway_server = served.gateway_server(client)
             self._transport.attach(self)
             del self.__dict__["_unserved"]
             _describe_client(self)
@@ -952,6 +956,14 @@ def _choose_transport(mode: str | None, gateway_parameters: Any, gateway_client:
     served = None
     if mode is None and isinstance(gateway_client, _py4jni.Client):
         mode = gateway_client.kind
+    if mode is None and _switch is not None and switch is None and \
+            gateway_parameters is not None and gateway_client is None:
+        # a port this process serves in its JVM (a framework adapter's launch taken
+        # over) is reached in-process, switch or not: nothing listens on it
+        found = _switch.served_in_process(gateway_parameters.address or DEFAULT_ADDRESS,
+                                          gateway_parameters.port)
+        if found is not None:
+            mode, served = "inproc", found
     if mode is None and _switch is not None and switch is not None:
         rule = _switch.mode_for(gateway_parameters)  # the launcher rule
         if rule == _switch.UNSERVED:

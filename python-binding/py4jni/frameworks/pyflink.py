@@ -8,34 +8,33 @@ connecting to its py4j server. Every driver call (Table API, SQL, configuration,
 ``get_gateway().jvm``) is then a JNI call; jobs, Flink's Python workers and Flink's own
 sockets are unchanged.
 
-What PyFlink's launcher (``pyflink.pyflink_gateway_server``, local mode) gives the JVM,
-computed with its own helpers (``gateway_launch``):
-
-- environment: ``FLINK_CONF_DIR``, ``FLINK_LIB_DIR``, ``FLINK_OPT_DIR``,
-  ``FLINK_PLUGINS_DIR``, ``FLINK_BIN_DIR`` (``prepare_environment_variables``);
-- class path: Flink's ``lib/*.jar``, ``opt/flink-python*.jar``, the Hadoop/YARN/HBase
-  configuration directories, Flink's test jars under ``FLINK_TESTING``;
-- JVM options: ``$JVM_ARGS``, ``-XX:+IgnoreUnrecognizedVMOptions``, ``env.java.opts.all`` of
-  ``config.yaml`` (or ``$FLINK_ENV_JAVA_OPTS``), the log settings (``log.file``, log4j
-  and logback configuration) as system properties.
-
-The main class's set-up, in-process: ``PythonGatewayServer.main`` builds Flink's shaded
-py4j ``GatewayServer`` whose entry point is a map, registers it with
-``PythonEnvUtils`` (Java looks the map up there for ``PythonFunctionFactory``, which
-``CREATE FUNCTION ... LANGUAGE PYTHON`` calls), opens its socket and waits for the
-Python side's watchdog. Here the same server object is built and registered but never
-started (no socket); the gateway's ``entry_point`` is its map and
-``java_gateway_server`` is the server, so PyFlink's own ``get_gateway`` runs unchanged:
-it re-points the server's (never used) callback client at the in-process callback
-marker's address, imports Flink's view, installs its exception handler
-(``install_exception_handler`` replaces py4jni's ``get_return_value`` through the
-import alias) and puts ``PythonFunctionFactory`` and the ``Watchdog`` in the map as
-Python proxies that Java calls directly in-process.
+On py4jni's launch take-over (py4jni/_launch.py): PyFlink's own ``launch_gateway``
+runs, and the ``java`` command its launcher (``pyflink.pyflink_gateway_server``, local
+mode) builds (``$JVM_ARGS``, ``env.java.opts.all`` of ``config.yaml``, Flink's log
+settings, ``-cp`` of Flink's ``lib/*.jar``, ``opt/flink-python*.jar`` and the Hadoop
+configuration directories, the ``FLINK_*`` environment) is taken over: the JVM starts
+here with that class path, options and environment, and ``PythonGatewayServer.main``
+runs on a thread of its own as in its child: it builds Flink's shaded py4j
+``GatewayServer`` (its entry point a map), registers it with ``PythonEnvUtils`` (Java
+looks the map up there for ``PythonFunctionFactory``, which ``CREATE FUNCTION ...
+LANGUAGE PYTHON`` calls), starts it (its port registered with py4jni instead of
+listening), writes the port to PyFlink's connection file and waits for the Python
+side's watchdog. PyFlink's ``JavaGateway`` for that port is in-process over that server
+(``entry_point`` the map, ``java_gateway_server`` the server), so PyFlink's own
+``get_gateway`` runs unchanged: it re-points the server's (never used) callback client
+at the in-process callback marker's address, imports Flink's view, installs its
+exception handler (``install_exception_handler`` replaces py4jni's ``get_return_value``
+through the import alias) and puts ``PythonFunctionFactory`` and the ``Watchdog`` in the
+map as Python proxies that Java calls directly in-process (the watchdog's pings
+included). What this adapter adds is only what is PyFlink's (``_launch_gateway``):
+the callback marker, Flink's stderr on this process's, its launcher's preexec_fn and
+one option left out. ``gateway_launch()`` still computes the launch the same way, for a
+gateway that must share the JVM (``hint``).
 
 A cluster type other than ``local`` in ``$SUBMIT_ARGS`` (``remote``, ``yarn``: the
 launcher runs ``bin/flink run``) is not embedded: PyFlink's own launcher starts it and
 the gateway connects in socket mode (py4jni._switch's launcher rule, which says so in one
-line on stderr).
+line on stderr); a ``bin/flink`` command is no java command to take over.
 """
 from __future__ import annotations
 
@@ -43,7 +42,6 @@ import os
 import shlex
 from typing import Any
 
-from .. import java_gateway
 from ..protocol import Py4JError
 from .adapter import Adapter, InProcessCallbacks, Launch, replace_name
 
@@ -52,10 +50,11 @@ __all__ = ["enable", "enabled", "gateway_launch", "ADAPTER", "MAIN_CLASS"]
 MAIN_CLASS = "org.apache.flink.client.python.PythonGatewayServer"
 _SHADED_PY4J = "org.apache.flink.api.python.shaded.py4j"
 # What pyflink_gateway_server puts before the configured options (Flink 2.x), less
-# its --add-opens=jdk.proxy2/jdk.proxy2=ALL-UNNAMED: that module is made at run time,
-# so HotSpot ignores the option at start and prints a warning (stock's goes to a pipe
-# PyFlink never reads).
+# its --add-opens=jdk.proxy2/jdk.proxy2=ALL-UNNAMED (_DROPPED_OPTIONS): that module is
+# made at run time, so HotSpot ignores the option at start and prints a warning (stock's
+# goes to a pipe PyFlink never reads).
 _LAUNCHER_OPTIONS = ("-XX:+IgnoreUnrecognizedVMOptions",)
+_DROPPED_OPTIONS = ("--add-opens=jdk.proxy2/jdk.proxy2=ALL-UNNAMED",)
 _ENVIRONMENT = ("FLINK_CONF_DIR", "FLINK_LIB_DIR", "FLINK_OPT_DIR", "FLINK_PLUGINS_DIR",
                 "FLINK_BIN_DIR")
 
@@ -100,26 +99,6 @@ def gateway_launch() -> Launch:
                   main_class=program.main_class)
 
 
-def _register_server(gateway: Any) -> Any:
-    """PythonGatewayServer.main's set-up without its socket: Flink's shaded py4j
-    GatewayServer (entry point: a ConcurrentHashMap; callback client as Flink makes
-    it), built but not started, registered as PythonEnvUtils' gateway server. Returns
-    the server."""
-    jvm = gateway.jvm
-    py4j = jvm.org.apache.flink.api.python.shaded.py4j
-    entry = jvm.java.util.concurrent.ConcurrentHashMap()
-    j_gateway = py4j.Gateway(entry, py4j.CallbackClient(0))
-    builder = getattr(py4j, "GatewayServer$GatewayServerBuilder")()
-    server = builder.gateway(j_gateway).javaPort(0).build()
-    loader = jvm.java.lang.ClassLoader.getSystemClassLoader()
-    env_utils = jvm.java.lang.Class.forName("org.apache.flink.client.python.PythonEnvUtils",
-                                            True, loader)
-    field = env_utils.getDeclaredField("gatewayServer")
-    field.setAccessible(True)  # package-private in Flink; PythonGatewayServer sets it
-    field.set(None, server)
-    return server
-
-
 class _PyFlink(Adapter):
     package = "pyflink"
     public = "py4jni.pyflink"
@@ -147,23 +126,25 @@ ADAPTER = _PyFlink()
 
 
 def _launch_gateway() -> Any:
-    """PyFlink's ``launch_gateway``, in-process: Flink's JVM embedded by py4jni."""
+    """PyFlink's ``launch_gateway``, in-process: PyFlink's own launcher, whose ``java``
+    command (``PythonGatewayServer``) the launch take-over runs in this process's JVM
+    (py4jni/_launch.py); the gateway PyFlink then makes for the port in the connection
+    file is in-process over that server. What stays PyFlink's here: its JVM's stderr
+    is this process's (stock sends it to a pipe PyFlink never reads, which fills), its
+    launcher's ``preexec_fn`` (SIGINT ignored in the child) has no child to run in, the
+    ``--add-opens`` of a module the JVM makes at run time is left out (HotSpot warns
+    at start), and the callback server PyFlink asks for is the in-process marker."""
+    from .. import _launch
     with ADAPTER.lock:
         if ADAPTER.gateway is not None:
             return ADAPTER.gateway
-        try:
-            launch = gateway_launch()
-        except NotLocal:
-            # Flink's own launcher starts it; the gateway PyFlink then makes by port is
-            # the switch's launcher rule: socket mode, said in one line
-            return ADAPTER.stock_launch()
-        gateway = ADAPTER.embed(launch, java_gateway.JavaGateway, auto_convert=True)
-        view: Any = gateway  # PyFlink's attributes, not the class's
-        callbacks = InProcessCallbacks()
-        view.get_callback_server = lambda: callbacks
-        view.java_gateway_server = _register_server(gateway)
-        view.entry_point = view.java_gateway_server.getGateway().getEntryPoint()
-        view.java_process = None
+        with _launch.adapted(preexec_fn_ok=True, stderr_inherit=True,
+                             drop_options=_DROPPED_OPTIONS):
+            gateway = ADAPTER.stock_launch()
+        if gateway._mode == "inproc":
+            view: Any = gateway  # PyFlink's attributes, not the class's
+            callbacks = InProcessCallbacks()
+            view.get_callback_server = lambda: callbacks
         ADAPTER.gateway = gateway
         return gateway
 
