@@ -215,9 +215,10 @@ def _launcher() -> Any:
     return gateway
 
 
-def _start_jvm(cmd: JavaCommand, env: Mapping[str, str] | None) -> Any:
+def _start_jvm(cmd: JavaCommand, env: Mapping[str, str] | None, classpath_cds: bool) -> Any:
     """The first launch: the JVM with the command's class path, options and
-    environment (the JVM takes its copy at start; this process keeps its own)."""
+    environment (the JVM takes its copy at start; this process keeps its own);
+    ``classpath_cds``: an archive of the class path's classes too (py4jni/_cds.py)."""
     from . import _cds
     from .java_gateway import JavaGateway
     before = dict(os.environ)
@@ -229,7 +230,7 @@ def _start_jvm(cmd: JavaCommand, env: Mapping[str, str] | None) -> Any:
         # the first run (py4jni/_cds.py)
         gateway = JavaGateway(mode="inproc", classpath=cmd.classpath,
                               jvm_options=cmd.jvm_options, libjvm=cmd.libjvm,
-                              cds=_cds.CLASSPATH)
+                              cds=_cds.CLASSPATH if classpath_cds else True)
         if env is not None:
             _cls(gateway, "java.lang.System").getenv()  # the JVM's copy of the environment
     finally:
@@ -289,6 +290,7 @@ def _take_over(cmd: JavaCommand, env: Mapping[str, str] | None, fds: Sequence[in
     scope = getattr(_scope, "adapted", None)
     if scope is not None and scope.stderr_inherit:
         fds = [fds[0], fds[1], -1]
+    classpath_cds = scope is None or scope.classpath_cds
     mine: dict[int, int] = {}  # the caller closes its fds on return: the launch's copies
     for fd in fds:
         if fd != -1 and fd not in mine:
@@ -298,7 +300,7 @@ def _take_over(cmd: JavaCommand, env: Mapping[str, str] | None, fds: Sequence[in
         streams[2] = "stdout"
     pid, control, report = _placeholder("-Xrs" in cmd.jvm_options, start_new_session,
                                         process_group)
-    launch = _Launch(cmd, env, streams, list(mine.values()), control, pid)
+    launch = _Launch(cmd, env, streams, list(mine.values()), control, pid, classpath_cds)
     threading.Thread(target=launch.relay, args=(report,), name=f"py4jni-program-{pid}-signals",
                      daemon=True).start()
     with _lock:
@@ -316,8 +318,9 @@ class _Launch:
     goes to the placeholder), and the placeholder's signals relayed to it."""
 
     def __init__(self, cmd: JavaCommand, env: Mapping[str, str] | None, streams: list[str],
-                 fds: list[int], control: int, pid: int) -> None:
+                 fds: list[int], control: int, pid: int, classpath_cds: bool) -> None:
         self.cmd, self.env, self.streams, self.fds = cmd, env, streams, fds
+        self.classpath_cds = classpath_cds
         self.control, self.pid = control, pid
         self.program: Any = None
         self.lock = threading.Lock()
@@ -333,7 +336,7 @@ class _Launch:
         """Starts the program; False (the failure said on its stderr, status 1 given to
         the placeholder) when it cannot start."""
         try:
-            program = _start(self.cmd, self.env, self.streams)
+            program = _start(self.cmd, self.env, self.streams, self.classpath_cds)
         except BaseException as exc:  # noqa: BLE001 - said as java says a failed start
             self.fail(exc)
             return False
@@ -406,7 +409,8 @@ class _Launch:
             self.deliver(9)
 
 
-def _start(cmd: JavaCommand, env: Mapping[str, str] | None, streams: list[str]) -> Any:
+def _start(cmd: JavaCommand, env: Mapping[str, str] | None, streams: list[str],
+           classpath_cds: bool) -> Any:
     """The program started in this process's JVM (started now for a first launch)."""
     from . import _py4jni
     from .protocol import Py4JError
@@ -415,7 +419,7 @@ def _start(cmd: JavaCommand, env: Mapping[str, str] | None, streams: list[str]) 
         first = gateway is None
         if first:
             try:
-                gateway = _start_jvm(cmd, env)
+                gateway = _start_jvm(cmd, env, classpath_cds)
             except Py4JError as exc:
                 if "already running" not in str(exc):
                     raise
@@ -497,13 +501,16 @@ class adapted:
     without the switch, and what the adapter says of its framework's launcher applies:
     ``preexec_fn_ok`` (its preexec_fn only concerns a child, e.g. ignoring SIGINT),
     ``stderr_inherit`` (the program's System.err is this process's stderr, not the pipe
-    the launcher asked for), ``drop_options`` (JVM options left out)."""
+    the launcher asked for), ``drop_options`` (JVM options left out), ``classpath_cds``
+    (False: the first launch's JVM archives py4jni's classes only, not the class
+    path's)."""
 
     def __init__(self, *, preexec_fn_ok: bool = False, stderr_inherit: bool = False,
-                 drop_options: Sequence[str] = ()) -> None:
+                 drop_options: Sequence[str] = (), classpath_cds: bool = True) -> None:
         self.preexec_fn_ok = preexec_fn_ok
         self.stderr_inherit = stderr_inherit
         self.drop_options = tuple(drop_options)
+        self.classpath_cds = classpath_cds
 
     def __enter__(self) -> "adapted":
         install()

@@ -130,6 +130,22 @@ def test_the_override_names_a_program_to_run_as_a_child():
     assert seen["where"] == ["child"] and seen["wait"] == ["0"]
 
 
+def _command_lines() -> list[str]:
+    """The command lines of the live processes (from /proc)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                    found.append(fh.read().replace(b"\0", b" ").decode(errors="replace"))
+            except OSError:
+                continue
+    return found
+
+
 def test_no_process_is_left(both):
-    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-    assert FIXTURE not in ps
+    # py4jni's class-data-sharing archive writer (py4jni/_cds.py) for the taken-over
+    # launch's class path is detached on purpose and ends on its own
+    left = [c for c in _command_lines() if FIXTURE in c and "_cds.py create" not in c
+            and "-Xshare:dump" not in c]
+    assert left == []

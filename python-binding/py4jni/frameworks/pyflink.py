@@ -138,8 +138,10 @@ def _launch_gateway() -> Any:
     with ADAPTER.lock:
         if ADAPTER.gateway is not None:
             return ADAPTER.gateway
+        # py4jni's default archive only: one of Flink's class path would be a dump of
+        # thousands of classes, in a JVM of its own, after the first run
         with _launch.adapted(preexec_fn_ok=True, stderr_inherit=True,
-                             drop_options=_DROPPED_OPTIONS):
+                             drop_options=_DROPPED_OPTIONS, classpath_cds=False):
             gateway = ADAPTER.stock_launch()
         if gateway._mode == "inproc":
             view: Any = gateway  # PyFlink's attributes, not the class's
