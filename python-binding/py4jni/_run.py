@@ -39,7 +39,11 @@ def run(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m py4jni run",
         description="Run a program written for py4j on py4jni (py4j imports resolve to "
-                    "py4jni).")
+                    "py4jni).",
+        epilog="In-process, a java command the program starts whose program starts a py4j "
+               "server runs in this process's JVM; PY4JNI_LAUNCH=child runs every such "
+               "launch as written, PY4JNI_LAUNCH=inproc takes over every java command with a "
+               "main class (docs/frameworks.md).")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--inproc", dest="mode", action="store_const", const="inproc",
                       help="embed the JVM in this process (default)")
