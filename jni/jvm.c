@@ -1,5 +1,6 @@
 /* jni/jvm.c - creating the one JVM, attaching threads, capturing exceptions. */
 #include "jvm.h"
+#include "jvm_signals.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -325,6 +326,7 @@ bool p4j_jvm_shutdown_for_signal(void)
 static p4j_status create_on_thread(create_vm_fn create, JavaVMInitArgs *args, p4j_error *err)
 {
     create_job job = {.create = create, .args = args, .err = err};
+    p4j_jsig_prepare(); /* HotSpot chains its fault signals to the program's handlers */
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, 8u << 20);

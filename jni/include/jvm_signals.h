@@ -49,4 +49,22 @@ extern int p4j_signals_owed;
 void p4j_signals_enter(bool interruptible);
 void p4j_signals_leave(bool interruptible);
 
+/* HotSpot's signal chaining for SIGSEGV, SIGBUS, SIGILL and SIGFPE (jni/jsig.c):
+ * p4j_jsig_prepare, before the JVM starts, makes py4jni's libjsig functions visible to
+ * HotSpot; afterwards p4j_jsig_active says whether HotSpot took them. */
+void p4j_jsig_prepare(void);
+bool p4j_jsig_active(void);
+
+/* What the program did to a chained signal's handler (p4j_jsig_adopt). */
+typedef enum p4j_jsig_change {
+    P4J_JSIG_CHANGED = 0,             /* signal.signal, faulthandler.enable: done      */
+    P4J_JSIG_BEFORE_FAULTHANDLER = 1, /* faulthandler.enable is about to run           */
+    P4J_JSIG_AFTER_FAULTHANDLER = 2,  /* faulthandler.disable ran                      */
+} p4j_jsig_change;
+
+/* After the program changed the handler of `sig` (any signal; only the chained ones
+ * count): the handler now installed becomes the one HotSpot chains to, and HotSpot's is
+ * installed again. Main thread or any; not from a signal handler. */
+void p4j_jsig_adopt(int sig, p4j_jsig_change how);
+
 #endif /* P4J_JVM_SIGNALS_H */

@@ -55,3 +55,72 @@ def install() -> None:
     signal.__module__ = original.__module__
     signal.__wrapped__ = original  # type: ignore[attr-defined]
     mod.signal = signal
+
+
+_faults_chained = False
+
+#: The signals HotSpot uses for itself (jni/jsig.c): its handlers stay installed and
+#: chain to the program's.
+_FAULT_SIGNALS = ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE")
+
+
+def chain_faults() -> None:
+    """Keeps HotSpot's SIGSEGV/SIGBUS/SIGILL/SIGFPE handlers first when the program
+    changes those signals' handlers after the JVM started (once, in every mode):
+    ``faulthandler.enable``/``disable`` and ``signal.signal`` are wrapped, and after
+    each the handler the program installed becomes the one HotSpot chains to (as the
+    JDK's libjsig arranges), so pytest's faulthandler plugin putting the default
+    handlers back at the end of a run no longer leaves the JVM without its own."""
+    global _faults_chained
+    if _faults_chained or not _py4jni._jsig_active():
+        return
+    _faults_chained = True
+    # _signal, not signal (which imports enum): signal.signal calls _signal.signal
+    mod: Any = sys.modules.get("_signal") or __import__("_signal")
+    faults = [getattr(mod, name) for name in _FAULT_SIGNALS if hasattr(mod, name)]
+    adopt = _py4jni._jsig_adopt
+    for sig in faults:  # what was installed since the JVM started (before this call)
+        adopt(sig, 0)
+    original_signal = mod.signal
+
+    def signal(signalnum: Any, handler: Any, /) -> Any:
+        old = original_signal(signalnum, handler)
+        adopt(int(signalnum), 0)
+        return old
+
+    _like(signal, original_signal, "signal")
+    mod.signal = signal
+
+    import faulthandler
+    original_enable, original_disable = faulthandler.enable, faulthandler.disable
+
+    def enable(*args: Any, **kwargs: Any) -> Any:
+        for sig in faults:
+            adopt(sig, 1)
+        try:
+            return original_enable(*args, **kwargs)
+        finally:
+            for sig in faults:
+                adopt(sig, 0)
+
+    def disable() -> Any:
+        try:
+            return original_disable()
+        finally:
+            for sig in faults:
+                adopt(sig, 2)
+
+    _like(enable, original_enable, "enable")
+    _like(disable, original_disable, "disable")
+    faulthandler.enable = enable
+    faulthandler.disable = disable
+
+
+def _like(wrapper: Any, original: Any, name: str) -> None:
+    """Gives ``wrapper`` the name, documentation and module of ``original``."""
+    wrapper.__doc__ = original.__doc__
+    wrapper.__qualname__ = name
+    wrapper.__name__ = name
+    wrapper.__module__ = original.__module__
+    wrapper.__wrapped__ = original
+

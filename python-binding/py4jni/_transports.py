@@ -115,9 +115,10 @@ class InprocTransport(Transport):
                                                  classpath)
         client = _py4jni.inproc_client(jar, classpath, jvm_options, libjvm, check_jni,
                                        keep_signals)
+        from . import _signals
         if not keep_signals:  # -Xrs: SIGINT, SIGTERM and SIGHUP are Python's and ours
-            from . import _signals
             _signals.install()
+        _signals.chain_faults()  # HotSpot's SIGSEGV & co. stay first, chained
         return client
 
     def attach(self, gateway: Any) -> None:

@@ -187,7 +187,37 @@ static PyObject *mod_signal_changed(PyObject *mod, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* _jsig_adopt(signalnum, how): the program changed this signal's handler (how: 0
+ * signal.signal or faulthandler.enable done, 1 faulthandler.enable about to run, 2
+ * faulthandler.disable done); HotSpot's fault handlers stay first (jni/jsig.c). */
+static PyObject *mod_jsig_adopt(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    int sig, how;
+    if (!PyArg_ParseTuple(args, "ii:_jsig_adopt", &sig, &how))
+        return NULL;
+    if (how < P4J_JSIG_CHANGED || how > P4J_JSIG_AFTER_FAULTHANDLER) {
+        PyErr_SetString(PyExc_ValueError, "_jsig_adopt: how is 0, 1 or 2");
+        return NULL;
+    }
+    p4j_jsig_adopt(sig, (p4j_jsig_change)how);
+    Py_RETURN_NONE;
+}
+
+static PyObject *mod_jsig_active(PyObject *mod, PyObject *unused)
+{
+    (void)mod;
+    (void)unused;
+    return PyBool_FromLong(p4j_jsig_active());
+}
+
 static PyMethodDef signal_methods[] = {
+    {"_jsig_adopt", mod_jsig_adopt, METH_VARARGS,
+     "_jsig_adopt(signalnum, how): the program changed this signal's handler (how 0: "
+     "done; 1: faulthandler.enable about to run; 2: faulthandler.disable done); HotSpot's "
+     "SIGSEGV/SIGBUS/SIGILL/SIGFPE handlers stay installed and chain to the program's."},
+    {"_jsig_active", mod_jsig_active, METH_NOARGS,
+     "_jsig_active(): True when HotSpot chains its fault signals through py4jni."},
     {"_signals_install", mod_signals_install, METH_O,
      "_signals_install(main_ident): puts py4jni's SIGINT/SIGTERM/SIGHUP handlers in place "
      "(once; the JVM runs with -Xrs); main_ident is Python's main thread."},

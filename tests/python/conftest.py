@@ -5,8 +5,10 @@ and "socket" (py4j's own GatewayServer started for the session, reached through
 py4jni's socket mode). A test that applies to one mode only says why with
 ``pytest.mark.inproc_only(reason)`` or ``socket_only(reason)``.
 
-Run with ``-p no:faulthandler`` (docs/guide.md, "faulthandler and pytest": pytest's faulthandler
-would put its SIGSEGV handler back over HotSpot's). tests/run_all.sh does.
+tests/run_all.sh runs pytest with ``-p no:faulthandler`` (docs/guide.md, "faulthandler and
+pytest": not needed since HotSpot's handlers are chained; a hang's traceback comes from
+the tests' own time-outs), and tests/python/test_fault_signals.py checks the orders
+pytest's plugin uses.
 
 The run owns what it starts: py4jni's class-data-sharing archives (XDG_CACHE_HOME) and
 pytest's tmp_path go to a temporary directory of this run, not the user's cache or
