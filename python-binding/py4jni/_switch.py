@@ -201,7 +201,8 @@ def mode_for(parameters: Any) -> str | InProcessServer | None:
     ``UNSERVED``.
 
     The launcher rule, in in-process mode, for parameters naming a port P (socket mode:
-    always ``"socket"``; no parameters: the embedded JVM):
+    always ``"socket"``; no parameters: py4j's default port's server when a program
+    taken over in-process serves it, else the embedded JVM):
 
     1. a program taken over in-process serves P (``served_in_process``): that server;
     2. a py4j server listens on P (a JVM the program, or a framework without an adapter,
@@ -219,8 +220,10 @@ def mode_for(parameters: Any) -> str | InProcessServer | None:
     switch = settings()
     if switch is None:
         return None
-    if switch.mode != "inproc" or parameters is None:
+    if switch.mode != "inproc":
         return switch.mode
+    if parameters is None:  # py4j's defaults: the py4j server on its default port
+        return served_in_process("127.0.0.1", _PY4J_DEFAULT_PORT) or switch.mode
     address = getattr(parameters, "address", None) or "127.0.0.1"
     port = getattr(parameters, "port", None)
     if not isinstance(port, int) or port <= 0:

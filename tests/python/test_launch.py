@@ -149,3 +149,30 @@ def test_no_process_is_left(both):
     left = [c for c in _command_lines() if FIXTURE in c and "_cds.py create" not in c
             and "-Xshare:dump" not in c]
     assert left == []
+
+
+DEFAULT_PORT_SERVED = """
+from py4jni import _switch
+from py4jni.java_gateway import JavaGateway
+embedded = JavaGateway(mode="inproc")
+marker = embedded.jvm.java.util.ArrayList()
+marker.add("served")
+def open_(params):
+    return embedded._gateway_client, marker
+_switch.register_in_process_server(25333, _switch.InProcessServer("test", open_, lambda: None))
+from py4j.java_gateway import JavaGateway as Py4JGateway
+gw = Py4JGateway()  # py4j's defaults: the server on 25333
+print("served", gw.entry_point.get(0), "_served_by" in gw.__dict__)
+"""
+
+
+def test_py4js_default_gateway_reaches_a_program_serving_the_default_port(tmp_path):
+    # a program's own server on py4j's default port (py4j's first example: java -cp app
+    # App, then JavaGateway()): the default gateway is in-process over it
+    app = tmp_path / "app.py"
+    app.write_text(DEFAULT_PORT_SERVED)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PY4JNI_")}
+    out = subprocess.run([sys.executable, "-m", "py4jni", "run", str(app)],
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["served", "served", "True"], out.stdout + out.stderr
