@@ -12,10 +12,11 @@
  * and a Python proxy handed back is recognised by its class and its handler's type.
  *
  * Stack: callbacks nest (Python -> Java -> Python ...) on one native stack. HotSpot
- * gives the thread that created the JVM a stack of -Xss (1 MiB by default), as it does
- * Java threads; one level costs about 6 KiB, so some 140 levels fit, and a callback
- * that would start with less than CB_STACK_RESERVE left throws StackOverflowError
- * instead (Java and Python code can catch it). Pass -Xss16m for deeper nesting.
+ * bounds the process's main thread, attached later, by -Xss, as it does Java threads;
+ * one level costs about 6 KiB, so py4jni starts the JVM with -Xss of the main thread's
+ * stack limit (python-binding/py4jni/_transports.py: 1,000 levels in 8 MiB), and a
+ * callback that would start with less than CB_STACK_RESERVE left throws
+ * StackOverflowError instead (Java and Python code can catch it).
  */
 #include "callbacks.h"
 #include "idtable.h"

@@ -92,6 +92,36 @@ class Transport:
         raise NotImplementedError
 
 
+#: The JDK's own -Xss on x86_64 and aarch64 Linux (ThreadStackSize), and the most py4jni
+#: gives Java threads by default.
+_JDK_STACK = 1 << 20
+_MOST_STACK = 16 << 20
+
+
+_stack_chosen: list[str] | None = None
+
+
+def _main_stack_options(jvm_options: list[str], joins_by_default: bool) -> list[str]:
+    """``-Xss`` of the main thread's stack limit (RLIMIT_STACK, at most 16 MiB), unless
+    the options set a stack size: HotSpot gives the process's main thread, attached
+    later, a Java stack of -Xss only, and its Java calls share the interpreter's stack
+    (Python -> Java -> Python nesting: ~6 KiB a level, 1,000 levels need ~6 MiB). Java
+    threads then get that size too (address space; their memory is what they use).
+    Decided at the first start, as the CDS options are: a later gateway gets the same,
+    or none when it asks for the default JVM (jni/jvm.c compares the options)."""
+    global _stack_chosen
+    if _stack_chosen is not None:
+        return [] if joins_by_default else list(_stack_chosen)
+    _stack_chosen = []
+    if not any(o.startswith(("-Xss", "-XX:ThreadStackSize=")) for o in jvm_options):
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_STACK)[0]
+        size = _MOST_STACK if soft == resource.RLIM_INFINITY else min(soft, _MOST_STACK)
+        if size > _JDK_STACK:
+            _stack_chosen = [f"-Xss{size // 1024}k"]
+    return list(_stack_chosen)
+
+
 class InprocTransport(Transport):
     """The JVM embedded in this process through JNI."""
 
@@ -111,6 +141,7 @@ class InprocTransport(Transport):
                                 f"'-Xmx1g'), not {type(option).__name__} ({option!r})")
         jar = helper_jar_path()
         default = not jvm_options and not check_jni and not keep_signals
+        jvm_options += _main_stack_options(jvm_options, default)
         jvm_options[:0] = _cds.options_for_start(jar, libjvm, jvm_options, cds, default,
                                                  classpath)
         client = _py4jni.inproc_client(jar, classpath, jvm_options, libjvm, check_jni,

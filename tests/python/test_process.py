@@ -251,11 +251,12 @@ def test_second_gateway_with_other_jvm_options_is_refused():
         "except Py4JError as e:\n"
         "    print('ERR', e)\n")
     # (between -Xrs and the user's options: the class-data-sharing ones, if an archive
-    # is in the cache, an AOT cache from JDK 25; py4jni/_cds.py)
+    # is in the cache, an AOT cache from JDK 25; py4jni/_cds.py; after them the main
+    # thread's -Xss, py4jni/_transports.py)
     assert re.search(r"ERR py4jni: the JVM of this process is already running with options "
                      r"\[-Xrs (-XX:SharedArchiveFile=\S+ -Xshare:auto -Xlog:cds=off "
                      r"-Xlog:cds\+dynamic=off |-XX:AOTCache=\S+ -Xlog:aot\*=off "
-                     r"-Xlog:cds\*=off )?-Xmx300m\]", r.stdout), r.stdout + r.stderr
+                     r"-Xlog:cds\*=off )?-Xmx300m( -Xss\d+k)?\]", r.stdout), r.stdout + r.stderr
 
 
 EXIT_SCRIPT = (
