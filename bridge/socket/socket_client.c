@@ -133,8 +133,19 @@ static p4j_answer exchange(socket_client *sc, conn *cn, p4j_value *out, p4j_erro
     /* Adopt the buffer for big payloads only when the line is all it holds. */
     void *block = cn->rbuf;
     bool may_adopt = cn->rlen == n + 1;
+    /* a TLS record (alert or handshake, TLS 1.0-1.3) where py4j's text should be */
+    const unsigned char *head = (const unsigned char *)cn->rbuf;
+    bool tls_record = !cn->ssl && n >= 3 && (head[0] == 0x15 || head[0] == 0x16) &&
+                      head[1] == 0x03 && head[2] <= 0x04;
     p4j_answer a = p4j_wire_decode(cn->rbuf, n, may_adopt ? &block : NULL, out, err);
     sock_consume_line(cn, n, may_adopt && block == NULL);
+    if (a == P4J_ANSWER_MALFORMED && tls_record) {
+        p4j_error_clear(NULL, err);
+        p4j_error_set(err, P4J_ERR_NETWORK, "the py4j server at %s speaks TLS and this "
+                      "gateway does not: give it the server's ssl_context "
+                      "(GatewayParameters(ssl_context=...), JavaParameters for a "
+                      "ClientServer)", sc->label);
+    }
     if (a == P4J_ANSWER_FATAL || a == P4J_ANSWER_MALFORMED) {
         cn->broken = true;
         if (a == P4J_ANSWER_FATAL && err->kind == P4J_ERR_NETWORK)

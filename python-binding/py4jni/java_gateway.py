@@ -1003,10 +1003,27 @@ def _set_tls(client: Any, params: Any, serve_params: Any = None,
     if context is None and serve is None:
         return
     try:
+        _check_tls_sides(context, what, serve, serve_what)
         _py4jni.socket_set_tls(client, context, params.address, serve, what, serve_what)
     except BaseException:
         client.close()
         raise
+
+
+def _check_tls_sides(context: Any, what: str, serve: Any, serve_what: str) -> None:
+    """Refuses a server-side context where connections are opened and a client-side one
+    where they are served, saying so (OpenSSL would only say "called a function you
+    should not call" at the first connection)."""
+    import ssl
+    for ctx, name, wrong, side in ((context, what, "PROTOCOL_TLS_SERVER", "client"),
+                                   (serve, serve_what, "PROTOCOL_TLS_CLIENT", "server")):
+        if ctx is not None and getattr(ctx, "protocol", None) == getattr(ssl, wrong, None):
+            raise Py4JError(f"py4jni: {name}(ssl_context=...) is a {wrong} context, and its "
+                            f"connections need a {side}-side one ("
+                            + ("ssl.create_default_context(), or PROTOCOL_TLS_CLIENT)"
+                               if side == "client" else
+                               "ssl.create_default_context(ssl.Purpose.CLIENT_AUTH), or "
+                               "PROTOCOL_TLS_SERVER)"))
 
 
 def _describe_client(gateway: "JavaGateway") -> None:

@@ -167,12 +167,14 @@ def test_gateway_server_both_directions(gateway_server: TlsJava,
 
 
 def test_plain_client_cannot_talk_to_a_tls_server(gateway_server: TlsJava) -> None:
-    """The server really speaks TLS: a client without ssl_context gets no answer."""
+    """The server really speaks TLS: a client without ssl_context is told so (a
+    Py4JNetworkError naming ssl_context), not given a malformed answer."""
     gw = JavaGateway(gateway_parameters=GatewayParameters(port=gateway_server.port,
                                                           read_timeout=5))
     gateway_server.closers.append(gw.close)
-    with pytest.raises(Py4JError):
+    with pytest.raises(Py4JNetworkError, match="speaks TLS") as info:
         gw.entry_point.hello("plain")
+    assert "ssl_context" in str(info.value)
 
 
 def test_untrusted_server_certificate_fails_as_with_py4j(
@@ -332,6 +334,24 @@ def test_contexts_that_cannot_be_honoured_are_refused(
     with pytest.raises(TypeError, match="ssl.SSLContext"):
         tls_gateway(gateway_server, "not a context", None)  # type: ignore[arg-type]
 
+
+
+def test_a_context_of_the_wrong_side_is_refused_saying_so(
+        gateway_server: TlsJava, certs: dict[str, dict[str, str]]) -> None:
+    """A server-side context given for a gateway's connections (and a client-side one
+    for the connections a PythonServer serves) is refused when the gateway is made,
+    naming the side, not with OpenSSL's "called a function you should not call" (a
+    GatewayServer's callback server wraps its sockets in Python, whose ssl says so
+    itself)."""
+    with pytest.raises(Py4JError, match="PROTOCOL_TLS_SERVER context.*client-side"):
+        tls_gateway(gateway_server, server_context(certs["good"]), None)
+    from py4jni import clientserver
+    with pytest.raises(Py4JError, match="PROTOCOL_TLS_CLIENT context.*server-side"):
+        clientserver.ClientServer(
+            java_parameters=JavaParameters(port=free_port(), ssl_context=client_context(
+                certs["good"]["cert"])),
+            python_parameters=PythonParameters(port=0, ssl_context=client_context(
+                certs["good"]["cert"])))
 
 
 def test_a_context_changed_after_the_gateway_was_made(
