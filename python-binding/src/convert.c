@@ -193,6 +193,21 @@ static bool stack_left_for(PyObject *o)
     return false;
 }
 
+/* CPython 3.12+ guards its own C recursion (a limit sys.setrecursionlimit does not
+ * raise), which a converter recursing through this file may reach before
+ * stack_left_for does: its RecursionError, raised somewhere inside the converter's
+ * Python code, becomes the same short Py4JError at the innermost conversion, so the
+ * levels above pass it on unchanged. */
+static void recursion_to_py4jerror(PyObject *o)
+{
+    if (!PyErr_ExceptionMatches(PyExc_RecursionError))
+        return;
+    PyErr_Clear();
+    PyErr_Format(p4j_reg.Py4JError, "py4jni: a Python %.100s nests too deeply to become a "
+                 "Java value (Python's recursion limit was reached while converting it)",
+                 Py_TYPE(o)->tp_name);
+}
+
 /* A number of another type (numpy's np.int64, np.float32, np.bool_ ...) as the Python
  * number it is: __index__ makes an int, __float__ a float, numpy's bool a bool.
  * Returns 1 with `v` set, 0 when `o` is no such scalar, -1 with an exception. */
@@ -355,8 +370,10 @@ int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *
         if (!stack_left_for(o))
             return -1;
         PyObject *conv = PyObject_CallOneArg(cl->converter, o);
-        if (!conv)
+        if (!conv) {
+            recursion_to_py4jerror(o);
             return -1;
+        }
         if (keep_temp(pack, conv) < 0) {
             Py_DECREF(conv);
             return -1;
