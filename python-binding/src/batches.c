@@ -126,7 +126,24 @@ fail:
     return -1;
 }
 
+#ifdef Py_GIL_DISABLED
+static PyObject *batch_next_locked(PyObject *self);
+
+/* Free-threaded builds: one thread at a time checks and sets the iterator's state (the
+ * lock is let go while a fetch waits for the transport, which `busy` then guards). */
 static PyObject *batch_next(PyObject *self)
+{
+    PyObject *r;
+    Py_BEGIN_CRITICAL_SECTION(self);
+    r = batch_next_locked(self);
+    Py_END_CRITICAL_SECTION();
+    return r;
+}
+
+static PyObject *batch_next_locked(PyObject *self)
+#else
+static PyObject *batch_next(PyObject *self)
+#endif
 {
     BatchIterObject *it = (BatchIterObject *)self;
     if (!it->items || it->pos >= PyList_GET_SIZE(it->items)) {
@@ -140,12 +157,18 @@ static PyObject *batch_close_meth(PyObject *self, PyObject *unused)
 {
     (void)unused;
     BatchIterObject *it = (BatchIterObject *)self;
-    if (it->busy) {
+    int busy;
+    P4JPY_LOCK_OBJ(self);
+    busy = it->busy;
+    if (!busy) {
+        batch_close(it);
+        Py_CLEAR(it->items);
+    }
+    P4JPY_UNLOCK_OBJ();
+    if (busy) {
         PyErr_SetString(PyExc_RuntimeError, "py4jni: this iterator is fetching");
         return NULL;
     }
-    batch_close(it);
-    Py_CLEAR(it->items);
     Py_RETURN_NONE;
 }
 

@@ -12,6 +12,30 @@
 
 #include "client.h"
 
+/* ---- free-threaded builds (Py_GIL_DISABLED) ----
+ * Where the GIL orders the extension's shared state, a free-threaded build uses these:
+ * relaxed/acquire atomics for single words (call sites, class caches, counts),
+ * critical sections (the object's own lock, released while the thread waits) for state
+ * of one object, a mutex for the module's tables. On GIL builds each expands to the plain
+ * access or to nothing, so their code is what it was. */
+#ifdef Py_GIL_DISABLED
+#define P4JPY_LOAD(lv) __atomic_load_n(&(lv), __ATOMIC_ACQUIRE)
+#define P4JPY_STORE(lv, v) __atomic_store_n(&(lv), (v), __ATOMIC_RELEASE)
+#define P4JPY_LOCK_OBJ(o) Py_BEGIN_CRITICAL_SECTION(o)
+#define P4JPY_UNLOCK_OBJ() Py_END_CRITICAL_SECTION()
+#define P4JPY_MUTEX(name) static PyMutex name
+#define P4JPY_MUTEX_LOCK(m) PyMutex_Lock(&(m))
+#define P4JPY_MUTEX_UNLOCK(m) PyMutex_Unlock(&(m))
+#else
+#define P4JPY_LOAD(lv) (lv)
+#define P4JPY_STORE(lv, v) ((lv) = (v))
+#define P4JPY_LOCK_OBJ(o) {
+#define P4JPY_UNLOCK_OBJ() }
+#define P4JPY_MUTEX(name) typedef int name##_unused_t
+#define P4JPY_MUTEX_LOCK(m) ((void)0)
+#define P4JPY_MUTEX_UNLOCK(m) ((void)0)
+#endif
+
 typedef struct ClientObject {
     PyObject_HEAD
     p4j_client *c;
@@ -28,6 +52,17 @@ typedef struct ClientObject {
     PyObject *pending; /* dict: id -> JavaObject of a Java exception being raised (so that
                           JavaObject(id, client) in get_return_value finds it), or NULL */
 } ClientObject;
+
+/* A new reference to the object slot at `offset` of `cl` (its converter or a hook), read
+ * under the client's lock in free-threaded builds (a setter may replace it meanwhile). */
+static inline PyObject *p4jpy_client_slot_new(ClientObject *cl, size_t offset)
+{
+    PyObject *r;
+    P4JPY_LOCK_OBJ(cl);
+    r = Py_XNewRef(*(PyObject **)((char *)cl + offset));
+    P4JPY_UNLOCK_OBJ();
+    return r;
+}
 
 /* True when the client's transport has capability `cap` (P4J_CAP_*, bridge/client.h). */
 static inline bool p4jpy_has_cap(const ClientObject *cl, unsigned cap)
@@ -56,10 +91,53 @@ typedef struct JavaObject {
 } JavaObject;
 
 /* Marks `o`'s handle in use by a call about to release the GIL (see p4j_unpin). */
-static inline void p4j_pin(JavaObject *o) { o->busy++; }
+static inline void p4j_pin(JavaObject *o)
+{
+#ifdef Py_GIL_DISABLED
+    __atomic_add_fetch(&o->busy, 1, __ATOMIC_SEQ_CST);
+#else
+    o->busy++;
+#endif
+}
 
 /* Ends a p4j_pin; releases a handle detached meanwhile once no call uses it. */
 void p4j_unpin(JavaObject *o);
+
+/* Pins `o` and copies its ref into *out: 1, or 0 (nothing pinned) once it was detached.
+ * Free-threaded builds pin first, then read the handle: a detach on another thread either
+ * sees the pin (and parks the handle) or has already cleared what this call reads. */
+static inline int p4jpy_pin_copy(JavaObject *o, p4j_ref *out)
+{
+#ifdef Py_GIL_DISABLED
+    p4j_pin(o);
+    out->handle = __atomic_load_n(&o->ref.handle, __ATOMIC_SEQ_CST);
+    out->cls = __atomic_load_n(&o->ref.cls, __ATOMIC_ACQUIRE);
+    if (out->handle)
+        return 1;
+    p4j_unpin(o);
+    return 0;
+#else
+    *out = o->ref;
+    if (!out->handle)
+        return 0;
+    p4j_pin(o);
+    return 1;
+#endif
+}
+
+/* Keeps the class lookup `cls` of a call on `ref` (a ref without one, still `handle`). */
+static inline void p4jpy_keep_cls(p4j_ref *ref, const void *handle, void *cls)
+{
+#ifdef Py_GIL_DISABLED
+    void *none = NULL;
+    if (cls && __atomic_load_n(&ref->handle, __ATOMIC_RELAXED) == handle)
+        __atomic_compare_exchange_n(&ref->cls, &none, cls, false, __ATOMIC_RELEASE,
+                                    __ATOMIC_RELAXED);
+#else
+    if (!ref->cls && ref->handle == handle)
+        ref->cls = cls;
+#endif
+}
 
 typedef struct JavaClassObject {
     PyObject_HEAD

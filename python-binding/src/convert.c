@@ -261,6 +261,18 @@ int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *
         if (__builtin_expect(jo->client != cl, 0) && foreign_check(cl, jo->client) < 0)
             return -1;
         v->kind = P4J_REF;
+#ifdef Py_GIL_DISABLED /* pinned before the handle is read (see p4jpy_pin_copy) */
+        if (index < P4J_ARGS_STACK) {
+            if (!p4jpy_pin_copy(jo, &v->ref)) {
+                v->kind = P4J_NULL;
+                PyErr_SetString(p4j_reg.Py4JError, "py4jni: this Java object was detached");
+                return -1;
+            }
+            pack->taken = 1;
+            pack->owners[index] = jo;
+            return 0;
+        }
+#endif
         v->ref = jo->ref;
         if (index < P4J_ARGS_STACK) { /* borrowed: the caller's args keep it alive */
             pack->taken = 1;
@@ -369,7 +381,16 @@ int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *
     if (cl->converter && cl->converter != Py_None) { /* auto_convert, callbacks */
         if (!stack_left_for(o))
             return -1;
+#ifdef Py_GIL_DISABLED /* held for the call: another thread may set a new one */
+        PyObject *fn;
+        Py_BEGIN_CRITICAL_SECTION(cl);
+        fn = Py_NewRef(cl->converter);
+        Py_END_CRITICAL_SECTION();
+        PyObject *conv = PyObject_CallOneArg(fn, o);
+        Py_DECREF(fn);
+#else
         PyObject *conv = PyObject_CallOneArg(cl->converter, o);
+#endif
         if (!conv) {
             recursion_to_py4jerror(o);
             return -1;
@@ -423,8 +444,12 @@ void p4j_args_release_taken(p4j_argpack *pack)
         JavaObject *jo = pack->owners[i];
         if (!jo)
             continue;
+#ifdef Py_GIL_DISABLED
+        p4jpy_keep_cls(&jo->ref, pack->vals[i].ref.handle, pack->vals[i].ref.cls);
+#else
         if (!jo->ref.cls && jo->ref.handle)
             jo->ref.cls = pack->vals[i].ref.cls; /* keep the class lookup */
+#endif
         p4j_unpin(jo);
     }
     if (pack->has_buf) {
@@ -608,8 +633,13 @@ static PyObject *raise_java(ClientObject *cl, PyObject *jexc, const char *target
     char id[80];
     p4j_ref_id(cl, &((JavaObject *)jexc)->ref, id, sizeof id);
     PyObject *key = PyUnicode_FromString(id);
-    if (!key || (!cl->pending && !(cl->pending = PyDict_New())) ||
-        PyDict_SetItem(cl->pending, key, jexc) < 0) {
+    if (!P4JPY_LOAD(cl->pending)) { /* made once (under the client's lock) */
+        P4JPY_LOCK_OBJ(cl);
+        if (!cl->pending)
+            P4JPY_STORE(cl->pending, PyDict_New());
+        P4JPY_UNLOCK_OBJ();
+    }
+    if (!key || !cl->pending || PyDict_SetItem(cl->pending, key, jexc) < 0) {
         Py_XDECREF(key);
         Py_DECREF(hook);
         Py_DECREF(jexc);

@@ -81,15 +81,27 @@ static int ref_of(PyObject *o, const p4j_ref **ref, const char *what)
     return -1;
 }
 
+/* Pins `o` (free-threaded builds: and reads `ref`, its ref, again once pinned): 1, or 0
+ * when it was detached meanwhile. */
+#ifdef Py_GIL_DISABLED
+#define P4JPY_PIN_COPY(o, copy, ref) p4jpy_pin_copy((o), (copy))
+#else
+#define P4JPY_PIN_COPY(o, copy, ref) (p4j_pin(o), 1)
+#endif
+
 /* A transport operation on `target` with the GIL released, the target pinned (a detach
- * on another thread meanwhile waits for it; see p4j_pin) and read through a copy. */
+ * on another thread meanwhile waits for it; see p4j_pin) and read through a copy; a
+ * target found detached once pinned fails the operation through the caller's `err`. */
 #define P4J_RUN_ON(st, target, ref, expr)                                              \
     do {                                                                               \
         JavaObject *pinned_ = P4J_IS_JAVAOBJECT(target) ? (JavaObject *)(target) : NULL; \
         p4j_ref copy_ = *(ref);                                                        \
         const p4j_ref *ref_ = &copy_;                                                  \
-        if (pinned_)                                                                   \
-            p4j_pin(pinned_);                                                          \
+        if (pinned_ && !P4JPY_PIN_COPY(pinned_, &copy_, ref)) {                        \
+            st = p4j_error_set(&err, P4J_ERR_BRIDGE, /* detached meanwhile */          \
+                               "py4jni: this Java object was detached");              \
+            break;                                                                     \
+        }                                                                              \
         P4J_RUN(st, expr);                                                             \
         if (pinned_)                                                                   \
             p4j_unpin(pinned_);                                                        \
@@ -486,7 +498,11 @@ static PyObject *client_get_bulk(PyObject *self, void *closure)
 static PyObject *client_get_converter(PyObject *self, void *closure)
 {
     (void)closure;
-    return Py_NewRef(((ClientObject *)self)->converter);
+    PyObject *r;
+    P4JPY_LOCK_OBJ(self); /* free-threaded builds: against a concurrent set */
+    r = Py_NewRef(((ClientObject *)self)->converter);
+    P4JPY_UNLOCK_OBJ();
+    return r;
 }
 
 static int client_set_converter(PyObject *self, PyObject *value, void *closure)
@@ -496,14 +512,19 @@ static int client_set_converter(PyObject *self, PyObject *value, void *closure)
         PyErr_SetString(PyExc_TypeError, "converter must be callable or None");
         return -1;
     }
-    Py_XSETREF(((ClientObject *)self)->converter, Py_NewRef(value));
+    PyObject *old;
+    P4JPY_LOCK_OBJ(self);
+    old = ((ClientObject *)self)->converter;
+    ((ClientObject *)self)->converter = Py_NewRef(value);
+    P4JPY_UNLOCK_OBJ();
+    Py_XDECREF(old); /* outside the lock: may run any code */
     return 0;
 }
 
 /* Getter of a callable-or-None slot of the Client (closure: the slot's offset). */
 static PyObject *client_get_hook(PyObject *self, void *closure)
 {
-    return Py_NewRef(*(PyObject **)((char *)self + (size_t)closure));
+    return p4jpy_client_slot_new((ClientObject *)self, (size_t)closure);
 }
 
 /* Setter of a callable-or-None slot of the Client (closure: the slot's offset). */
@@ -513,7 +534,12 @@ static int client_set_hook(PyObject *self, PyObject *value, void *closure)
         PyErr_SetString(PyExc_TypeError, "the hook must be callable or None");
         return -1;
     }
-    Py_XSETREF(*(PyObject **)((char *)self + (size_t)closure), Py_NewRef(value));
+    PyObject *old;
+    P4JPY_LOCK_OBJ(self);
+    old = *(PyObject **)((char *)self + (size_t)closure);
+    *(PyObject **)((char *)self + (size_t)closure) = Py_NewRef(value);
+    P4JPY_UNLOCK_OBJ();
+    Py_XDECREF(old); /* outside the lock: may run any code */
     return 0;
 }
 
@@ -1020,6 +1046,14 @@ PyMODINIT_FUNC PyInit__py4jni(void)
     PyObject *m = PyModule_Create(&module_def);
     if (!m)
         return NULL;
+#ifdef Py_GIL_DISABLED
+    /* Shared state is guarded without the GIL (see binding.h): importing the module
+     * leaves a free-threaded interpreter free-threaded. */
+    if (PyUnstable_Module_SetGIL(m, Py_MOD_GIL_NOT_USED) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+#endif
     if (PyModule_AddObjectRef(m, "Client", (PyObject *)&ClientType) < 0 ||
         PyModule_AddObjectRef(m, "JavaObject", (PyObject *)&JavaObjectType) < 0 ||
         PyModule_AddObjectRef(m, "JavaClass", (PyObject *)&JavaClassType) < 0 ||

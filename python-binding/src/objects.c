@@ -34,6 +34,9 @@ static int instance_dict_get(PyObject *self, PyObject *name, PyObject **out)
     PyObject **dictptr = _PyObject_GetDictPtr(self);
     if (!dictptr || !*dictptr)
         return 0;
+#ifdef Py_GIL_DISABLED /* another thread may replace the value meanwhile */
+    return PyDict_GetItemRef(P4JPY_LOAD(*dictptr), name, out);
+#endif
     *out = PyDict_GetItemWithError(*dictptr, name);
     if (*out)
         return Py_INCREF(*out), 1;
@@ -44,6 +47,12 @@ static int jobject_note_method(JavaObject *o, PyObject *name);
 
 /* ---------------------------------------------------------------- JavaMember */
 
+/* The free lists are shared by every thread: free-threaded builds allocate instead. */
+#ifdef Py_GIL_DISABLED
+#define P4JPY_FREELISTS 0
+#else
+#define P4JPY_FREELISTS 1
+#endif
 #define MEMBER_FREELIST_MAX 64
 static JavaMemberObject *member_freelist[MEMBER_FREELIST_MAX];
 static int member_freelist_len;
@@ -70,7 +79,7 @@ member_new_checked(PyObject *owner, PyObject *name, unsigned flags, const char *
                    Py_ssize_t len)
 {
     JavaMemberObject *m;
-    if (member_freelist_len > 0) {
+    if (P4JPY_FREELISTS && member_freelist_len > 0) {
         m = member_freelist[--member_freelist_len];
         _Py_NewReference((PyObject *)m);
     } else {
@@ -118,7 +127,8 @@ static void member_dealloc(PyObject *self)
         PyObject_GC_UnTrack(self);
     Py_CLEAR(m->owner);
     Py_CLEAR(m->name);
-    if (member_freelist_len < MEMBER_FREELIST_MAX && Py_TYPE(self) == &JavaMemberType)
+    if (P4JPY_FREELISTS && member_freelist_len < MEMBER_FREELIST_MAX &&
+        Py_TYPE(self) == &JavaMemberType)
         member_freelist[member_freelist_len++] = m;
     else
         PyObject_GC_Del(self);
@@ -188,10 +198,20 @@ static PyObject *member_vectorcall(PyObject *self, PyObject *const *args, size_t
     }
     /* The call reads its own copy of the target, pinned: a detach() on another thread
      * meanwhile parks the handle until this call returns (see jobject_detach). */
-    p4j_ref target = *ref;
     JavaObject *pinned = P4J_IS_JAVACLASS(m->owner) ? NULL : (JavaObject *)m->owner;
+#ifdef Py_GIL_DISABLED
+    p4j_ref target = {ref->handle, P4JPY_LOAD(ref->cls)};
+    if (pinned && !p4jpy_pin_copy(pinned, &target)) { /* detached by another thread */
+        if (n)
+            p4j_args_release(&pack);
+        PyErr_SetString(p4j_reg.Py4JError, "py4jni: this Java object was detached");
+        return NULL;
+    }
+#else
+    p4j_ref target = *ref;
     if (pinned)
         p4j_pin(pinned);
+#endif
     p4j_value out;
     p4j_error err = {0};
     p4j_status st;
@@ -199,11 +219,11 @@ static PyObject *member_vectorcall(PyObject *self, PyObject *const *args, size_t
     unsigned flags = m->flags | P4J_CALL_NO_ERROR_TEXT;
     if (c->unlock && c->ops->call_at) { /* the transport releases the GIL itself,
                                            except for a short call */
-        if (!m->site) /* obj.method(...) makes a new JavaMember each time */
-            m->site = *last_site;
+        if (!P4JPY_LOAD(m->site)) /* obj.method(...) makes a new JavaMember each time */
+            P4JPY_STORE(m->site, P4JPY_LOAD(*last_site));
         st = c->ops->call_at(c, &m->site, &target, flags | P4J_CALL_LOCK_HELD, m->cname,
                              (size_t)m->cname_len, pack.vals, (size_t)n, &out, &err);
-        *last_site = __atomic_load_n(&m->site, __ATOMIC_ACQUIRE); /* may be shared */
+        P4JPY_STORE(*last_site, __atomic_load_n(&m->site, __ATOMIC_ACQUIRE)); /* may be shared */
     } else {
         Py_BEGIN_ALLOW_THREADS
         st = c->ops->call(c, &target, flags, m->cname, (size_t)m->cname_len, pack.vals,
@@ -212,8 +232,7 @@ static PyObject *member_vectorcall(PyObject *self, PyObject *const *args, size_t
     }
     if (n)
         p4j_args_release(&pack);
-    if (!ref->cls && ref->handle == target.handle)
-        ref->cls = target.cls; /* keep the class lookup of the call */
+    p4jpy_keep_cls(ref, target.handle, target.cls); /* keep the class lookup of the call */
     if (pinned)
         p4j_unpin(pinned);
     if (st != P4J_OK)
@@ -358,7 +377,7 @@ PyObject *p4j_wrap_ref(ClientObject *cl, p4j_kind kind, p4j_ref *ref)
     if ((unsigned)kind < P4J_KIND_COUNT && p4j_reg.wrappers[kind])
         type = (PyTypeObject *)p4j_reg.wrappers[kind];
     JavaObject *o;
-    if (type == &JavaObjectType && jobject_freelist_len > 0) {
+    if (P4JPY_FREELISTS && type == &JavaObjectType && jobject_freelist_len > 0) {
         o = jobject_freelist[--jobject_freelist_len];
         _Py_NewReference((PyObject *)o);
         o->weakreflist = NULL;
@@ -390,17 +409,33 @@ PyObject *p4j_wrap_ref(ClientObject *cl, p4j_kind kind, p4j_ref *ref)
  * same layout, GC-tracked from now on. Other types keep theirs. */
 static void jobject_extend(JavaObject *o)
 {
+    P4JPY_LOCK_OBJ(o);
     if (Py_IS_TYPE((PyObject *)o, &JavaObjectType)) {
         Py_SET_TYPE((PyObject *)o, &JavaObjectExtType);
         if (!PyObject_GC_IsTracked((PyObject *)o))
             PyObject_GC_Track(o);
     }
+    P4JPY_UNLOCK_OBJ();
 }
 
 /* Records `name` as a method of `o` (dir() lists it; auto_field asks no field again).
  * Returns 0, or -1 with an exception. */
 static int jobject_note_method(JavaObject *o, PyObject *name)
 {
+#ifdef Py_GIL_DISABLED /* made once under the object's lock; the set locks itself */
+    PyObject *methods;
+    Py_BEGIN_CRITICAL_SECTION(o);
+    if (!o->methods)
+        P4JPY_STORE(o->methods, PySet_New(NULL));
+    methods = Py_XNewRef(o->methods);
+    Py_END_CRITICAL_SECTION();
+    if (!methods)
+        return -1;
+    jobject_extend(o);
+    int rc = PySet_Add(methods, name);
+    Py_DECREF(methods);
+    return rc;
+#endif
     if (!o->methods) {
         if (!(o->methods = PySet_New(NULL)))
             return -1;
@@ -445,7 +480,8 @@ static void jobject_dealloc(PyObject *self)
             o->client->c->ops->release(o->client->c, &o->parked);
         Py_CLEAR(o->client);
     }
-    if ((Py_IS_TYPE(self, &JavaObjectType) || Py_IS_TYPE(self, &JavaObjectExtType)) &&
+    if (P4JPY_FREELISTS &&
+        (Py_IS_TYPE(self, &JavaObjectType) || Py_IS_TYPE(self, &JavaObjectExtType)) &&
         jobject_freelist_len < JOBJECT_FREELIST_MAX) {
         Py_SET_TYPE(self, &JavaObjectType);
         jobject_freelist[jobject_freelist_len++] = o;
@@ -477,12 +513,20 @@ static PyObject *jobject_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     ClientObject *cl = client_arg(client);
     if (!cl)
         return NULL;
-    if (cl->pending) {
-        PyObject *o = PyDict_GetItemWithError(cl->pending, id);
+    PyObject *pending = P4JPY_LOAD(cl->pending);
+    if (pending) {
+#ifdef Py_GIL_DISABLED
+        PyObject *o;
+        int found = PyDict_GetItemRef(pending, id, &o);
+        if (found)
+            return found > 0 ? o : NULL;
+#else
+        PyObject *o = PyDict_GetItemWithError(pending, id);
         if (o)
             return Py_NewRef(o);
         if (PyErr_Occurred())
             return NULL;
+#endif
     }
     if (!p4j_reg.object_from_id) {
         PyErr_SetString(PyExc_TypeError, "py4jni: JavaObject(id, client) needs the py4jni package");
@@ -523,7 +567,8 @@ static __attribute__((noinline)) PyObject *jobject_getattro_slow(PyObject *self,
     JavaObject *o = (JavaObject *)self;
     if (jobject_auto_field(o)) { /* py4j: a field wins over a method; a name once found
                                     to be a method is not asked again */
-        int known = o->methods ? PySet_Contains(o->methods, name) : 0;
+        PyObject *methods = P4JPY_LOAD(o->methods); /* made once, kept until dealloc */
+        int known = methods ? PySet_Contains(methods, name) : 0;
         if (known < 0)
             return NULL;
         if (!known) {
@@ -569,18 +614,20 @@ static PyObject *call0(PyObject *self, PyObject *name)
     return r;
 }
 
-/* Interned names of the java.lang.Object methods str(), hash() and == call. */
-static PyObject *name_toString, *name_hashCode, *name_equals;
+/* Interned names of the java.lang.Object methods str(), hash() and == call, and of the
+ * name spaces' resolver. */
+static PyObject *name_toString, *name_hashCode, *name_equals, *name_resolve;
 
 int p4j_objects_init(void)
 {
     name_toString = PyUnicode_InternFromString("toString");
     name_hashCode = PyUnicode_InternFromString("hashCode");
     name_equals = PyUnicode_InternFromString("equals");
+    name_resolve = PyUnicode_InternFromString("_resolve");
     JavaObjectExtType.tp_base = &JavaObjectType;
     if (PyType_Ready(&JavaObjectExtType) < 0)
         return -1;
-    return name_toString && name_hashCode && name_equals ? 0 : -1;
+    return name_toString && name_hashCode && name_equals && name_resolve ? 0 : -1;
 }
 
 static PyObject *jobject_str(PyObject *self)
@@ -715,10 +762,24 @@ static PyObject *jobject_get_client(PyObject *self, void *closure)
 
 void p4j_unpin(JavaObject *o)
 {
+#ifdef Py_GIL_DISABLED
+    if (__atomic_sub_fetch(&o->busy, 1, __ATOMIC_SEQ_CST) != 0)
+        return;
+    p4j_ref parked = {NULL, NULL};
+    Py_BEGIN_CRITICAL_SECTION(o); /* against jobject_detach's decision */
+    if (o->parked.handle && __atomic_load_n(&o->busy, __ATOMIC_SEQ_CST) == 0) {
+        parked = o->parked;
+        o->parked.handle = NULL;
+    }
+    Py_END_CRITICAL_SECTION();
+    if (parked.handle)
+        o->client->c->ops->release(o->client->c, &parked);
+#else
     if (--o->busy == 0 && o->parked.handle) {
         o->client->c->ops->release(o->client->c, &o->parked);
         o->parked.handle = NULL;
     }
+#endif
 }
 
 static PyObject *jobject_object_id(PyObject *self, PyObject *unused)
@@ -731,11 +792,27 @@ static PyObject *jobject_detach(PyObject *self, PyObject *unused)
 {
     (void)unused;
     JavaObject *o = (JavaObject *)self;
+#ifdef Py_GIL_DISABLED
+    /* Clear the handle first, then look for pins (see p4jpy_pin_copy); a pin taken
+     * before the clear is seen here, or its unpin sees the parked handle. */
+    p4j_ref ref = {NULL, NULL};
+    Py_BEGIN_CRITICAL_SECTION(o);
+    ref.handle = __atomic_exchange_n(&o->ref.handle, NULL, __ATOMIC_SEQ_CST);
+    ref.cls = __atomic_load_n(&o->ref.cls, __ATOMIC_ACQUIRE);
+    if (ref.handle && __atomic_load_n(&o->busy, __ATOMIC_SEQ_CST)) {
+        o->parked = ref; /* the handle is cleared once: never a second park */
+        ref.handle = NULL;
+    }
+    Py_END_CRITICAL_SECTION();
+    if (ref.handle)
+        o->client->c->ops->release(o->client->c, &ref);
+#else
     if (o->ref.handle && o->busy) /* calls in flight on other threads still use it */
         o->parked = o->ref;
     else if (o->ref.handle)
         o->client->c->ops->release(o->client->c, &o->ref);
     o->ref.handle = NULL; /* later calls raise "detached" */
+#endif
     Py_RETURN_NONE;
 }
 
@@ -946,6 +1023,9 @@ static PyObject *jclass_cached(JavaClassObject *o, PyObject *name, PyObject *kin
         Py_XSETREF(o->slots[i].name, Py_NewRef(name));
         o->slots[i].value = kind;
     }
+#else
+    (void)o;
+    (void)name;
 #endif
     return Py_NewRef(kind);
 }
@@ -954,12 +1034,28 @@ static PyObject *jclass_cached(JavaClassObject *o, PyObject *name, PyObject *kin
  * JavaClass; the kind of each name is cached (field values are read every time). */
 static PyObject *jclass_member(JavaClassObject *o, PyObject *name)
 {
+#ifdef Py_GIL_DISABLED /* members made once under the class's lock; values held */
+    if (!P4JPY_LOAD(o->members)) {
+        Py_BEGIN_CRITICAL_SECTION(o);
+        if (!o->members)
+            P4JPY_STORE(o->members, PyDict_New());
+        Py_END_CRITICAL_SECTION();
+        if (!o->members)
+            return NULL;
+    }
+    PyObject *kind;
+    if (PyDict_GetItemRef(o->members, name, &kind) < 0)
+        return NULL;
+    PyObject *cached = kind ? jclass_cached(o, name, kind) : NULL;
+    Py_XDECREF(kind); /* below only whether there was one counts */
+#else
     if (!o->members && !(o->members = PyDict_New()))
         return NULL;
     PyObject *kind = PyDict_GetItemWithError(o->members, name);
     if (!kind && PyErr_Occurred())
         return NULL;
     PyObject *cached = kind ? jclass_cached(o, name, kind) : NULL;
+#endif
     if (cached)
         return cached;
     if (p4j_check_open(o->client) < 0)
@@ -1186,15 +1282,22 @@ PyTypeObject JavaClassType = {
 /* Whether a name found in the instance __dict__ of a `type` instance is the attribute
  * (no type in its MRO has a data descriptor of a non-dunder name, which would win over
  * the __dict__), cached per type and version tag: a change to the class is seen. */
+P4JPY_MUTEX(plain_names_lock); /* free-threaded builds: `seen` below */
+
 static int plain_names(PyTypeObject *type)
 {
     static struct { PyTypeObject *type; unsigned int version; int plain; } seen[8];
     static unsigned next;
     if (!(type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG))
         return 0; /* tagged by the next generic lookup */
+    P4JPY_MUTEX_LOCK(plain_names_lock);
     for (size_t i = 0; i < sizeof seen / sizeof seen[0]; i++)
-        if (seen[i].type == type && seen[i].version == type->tp_version_tag)
-            return seen[i].plain;
+        if (seen[i].type == type && seen[i].version == type->tp_version_tag) {
+            int plain = seen[i].plain;
+            P4JPY_MUTEX_UNLOCK(plain_names_lock);
+            return plain;
+        }
+    P4JPY_MUTEX_UNLOCK(plain_names_lock);
     int plain = 1;
     PyObject *mro = type->tp_mro;
     for (Py_ssize_t i = 0; mro && plain && i < PyTuple_GET_SIZE(mro); i++) {
@@ -1204,10 +1307,12 @@ static int plain_names(PyTypeObject *type)
         while (plain && dict && PyDict_Next(dict, &pos, &key, &value))
             plain = !(PyUnicode_Check(key) && !is_dunder(key) && Py_TYPE(value)->tp_descr_set);
     }
+    P4JPY_MUTEX_LOCK(plain_names_lock);
     unsigned slot = next++ % (sizeof seen / sizeof seen[0]);
     seen[slot].type = type;
     seen[slot].version = type->tp_version_tag;
     seen[slot].plain = plain;
+    P4JPY_MUTEX_UNLOCK(plain_names_lock);
     return plain;
 }
 
@@ -1248,13 +1353,19 @@ static void ns_slots_clear(NamespaceObject *ns)
  * interned), or NULL: absent (no exception) or an error. */
 static PyObject *ns_names_get(NamespaceObject *ns, PyObject *name)
 {
-    if (!ns->names)
+    PyObject *names = P4JPY_LOAD(ns->names);
+    if (!names)
         return NULL;
-    PyObject *v = PyDict_GetItemWithError(ns->names, name);
+#ifdef Py_GIL_DISABLED /* a value held: _remember on another thread may replace it */
+    PyObject *v;
+    PyDict_GetItemRef(names, name, &v);
+    return v;
+#else
+    PyObject *v = PyDict_GetItemWithError(names, name);
     if (!v)
         return NULL;
-    PyTypeObject *type = Py_TYPE(ns);
-#ifndef Py_GIL_DISABLED /* the slots are read without a lock: only where the GIL orders */
+    PyTypeObject *type = Py_TYPE(ns); /* the slots are read without a lock: only where
+                                         the GIL orders (free-threaded builds: above) */
     if (PyUnicode_CHECK_INTERNED(name) && (type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) &&
         type->tp_version_tag) {
         if (ns->version != type->tp_version_tag)
@@ -1264,10 +1375,8 @@ static PyObject *ns_names_get(NamespaceObject *ns, PyObject *name)
         Py_XSETREF(ns->slots[i].name, Py_NewRef(name)); /* held: its address stays its own */
         ns->slots[i].value = v;
     }
-#else
-    (void)type;
-#endif
     return Py_NewRef(v);
+#endif
 }
 
 /* The lookup after a slot missed: `names` and the instance __dict__ (first, when no data
@@ -1290,15 +1399,19 @@ static __attribute__((noinline)) PyObject *ns_getattro_slow(PyObject *self, PyOb
         is_dunder(name))
         return r;
     PyErr_Clear();
-    if (!plain && ns->names) { /* shadowed by nothing after all: a remembered name */
-        PyObject *v = PyDict_GetItemWithError(ns->names, name);
+    PyObject *names = P4JPY_LOAD(ns->names);
+    if (!plain && names) { /* shadowed by nothing after all: a remembered name */
+#ifdef Py_GIL_DISABLED
+        PyObject *v;
+        if (PyDict_GetItemRef(names, name, &v))
+            return v;
+#else
+        PyObject *v = PyDict_GetItemWithError(names, name);
         if (v || PyErr_Occurred())
             return Py_XNewRef(v);
+#endif
     }
-    static PyObject *resolve_name;
-    if (!resolve_name && !(resolve_name = PyUnicode_InternFromString("_resolve")))
-        return NULL;
-    return PyObject_CallMethodOneArg(self, resolve_name, name);
+    return PyObject_CallMethodOneArg(self, name_resolve, name);
 }
 
 static PyObject *ns_getattro(PyObject *self, PyObject *name)
@@ -1333,10 +1446,14 @@ static PyObject *ns_remember(PyObject *self, PyObject *const *args, Py_ssize_t n
         PyErr_SetString(PyExc_TypeError, "_remember(name: str, value)");
         return NULL;
     }
-    if (!ns->names && !(ns->names = PyDict_New()))
-        return NULL;
+    PyObject *names;
+    P4JPY_LOCK_OBJ(ns);
+    if (!ns->names)
+        P4JPY_STORE(ns->names, PyDict_New());
+    names = ns->names;
     ns_slots_clear(ns);
-    if (PyDict_SetItem(ns->names, args[0], args[1]) < 0)
+    P4JPY_UNLOCK_OBJ();
+    if (!names || PyDict_SetItem(names, args[0], args[1]) < 0)
         return NULL;
     Py_RETURN_NONE;
 }

@@ -9,6 +9,10 @@
  * again reuses its live proxy (proxy_cache: id(obj) -> handle, the proxy found through a
  * JNI weak reference), so repeated passes neither leak nor create new Java objects.
  *
+ * Free-threaded builds: cb_lock (a mutex) stands for the GIL over what the GIL ordered
+ * here: handle counts, proxy_cache, a handle's weak proxy, the names table, the entry
+ * point. It is held only around those, never across a Python or Java call.
+ *
  * Threads: a callback runs on the Java thread that calls it and takes the GIL with
  * PyGILState_Ensure (Python threads that called Java released it; threads Java created
  * get a thread state for the call). Once the interpreter starts exiting, callbacks
@@ -37,6 +41,7 @@ static PyObject **method_names;    /* interned names by p4j_cb_method id */
 static size_t method_names_cap;
 static PyObject *error_payload;    /* py4jni.callbacks._error_payload, imported lazily */
 static p4j_pyhandle *entry_handle; /* the Python entry point set through this module */
+P4JPY_MUTEX(cb_lock);              /* free-threaded builds: see the top of this file */
 
 #define PY4J_PROXY_PREFIX "An exception was raised by the Python Proxy. Return Message: "
 
@@ -195,8 +200,37 @@ static void handle_free(p4j_pyhandle *h)
 /* Gives one count back. GIL held. */
 static void handle_unref(p4j_pyhandle *h)
 {
+#ifdef Py_GIL_DISABLED
+    /* The last count leaves proxy_cache under the lock, so that no lookup finds it. */
+    P4JPY_MUTEX_LOCK(cb_lock);
+    Py_ssize_t left = --h->refs;
+    if (left == 0 && h->cached) {
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+        PyObject *key = PyLong_FromVoidPtr(h->obj);
+        PyObject *cur = key ? PyDict_GetItemWithError(proxy_cache, key) : NULL;
+        if (cur && PyLong_AsVoidPtr(cur) == (void *)h)
+            PyDict_DelItem(proxy_cache, key);
+        Py_XDECREF(key);
+        PyErr_Clear();
+        PyErr_Restore(et, ev, tb);
+        h->cached = 0;
+    }
+    P4JPY_MUTEX_UNLOCK(cb_lock);
+    if (left == 0)
+        handle_free(h);
+#else
     if (--h->refs == 0)
         handle_free(h);
+#endif
+}
+
+/* Takes one count. GIL held. */
+static void handle_ref(p4j_pyhandle *h)
+{
+    P4JPY_MUTEX_LOCK(cb_lock);
+    h->refs++;
+    P4JPY_MUTEX_UNLOCK(cb_lock);
 }
 
 static void hook_retain(void *target)
@@ -204,7 +238,7 @@ static void hook_retain(void *target)
     p4j_gil g;
     if (p4j_python_enter(&g) < 0)
         return;
-    ((p4j_pyhandle *)target)->refs++;
+    handle_ref(target);
     p4j_python_leave(&g);
 }
 
@@ -219,9 +253,25 @@ static void hook_release(void *target)
 
 /* ------------------------------------------------------------------ invoke */
 
-/* The interned Python name of method `m` (borrowed), NULL with an exception. */
+#ifdef Py_GIL_DISABLED
+static PyObject *method_name_locked(const p4j_cb_method *m);
+#endif
+
+/* The interned Python name of method `m` (borrowed: names are never dropped), NULL with
+ * an exception. */
 static PyObject *method_name(const p4j_cb_method *m)
 {
+#ifdef Py_GIL_DISABLED
+    P4JPY_MUTEX_LOCK(cb_lock);
+    PyObject *name = method_name_locked(m);
+    P4JPY_MUTEX_UNLOCK(cb_lock);
+    return name;
+}
+
+/* method_name with cb_lock held (free-threaded builds). */
+static PyObject *method_name_locked(const p4j_cb_method *m)
+{
+#endif
     size_t id = (size_t)m->id;
     if (id < method_names_cap && method_names[id])
         return method_names[id];
@@ -299,11 +349,16 @@ static p4j_status python_failed(ClientObject *cl, p4j_error *err)
         PyException_SetTraceback(ev, tb);
     base_keep(et, ev);
     PyObject *payload = NULL;
-    if (!error_payload) {
+    if (!P4JPY_LOAD(error_payload)) { /* two threads may both import: one is kept */
         PyObject *mod = PyImport_ImportModule("py4jni.callbacks");
         if (mod) {
-            error_payload = PyObject_GetAttrString(mod, "_error_payload");
+            PyObject *fn = PyObject_GetAttrString(mod, "_error_payload");
             Py_DECREF(mod);
+            P4JPY_MUTEX_LOCK(cb_lock);
+            if (!error_payload)
+                error_payload = Py_XNewRef(fn);
+            P4JPY_MUTEX_UNLOCK(cb_lock);
+            Py_XDECREF(fn);
         }
     }
     if (error_payload && ev)
@@ -496,29 +551,35 @@ static int proxy_make(ClientObject *cl, PyObject *o, PyObject *key, p4j_pyhandle
             return -1;
         }
         PyObject *addr = PyLong_FromVoidPtr(h);
-        if (!addr || PyDict_SetItem(proxy_cache, key, addr) < 0) {
+        P4JPY_MUTEX_LOCK(cb_lock);
+        int rc = addr ? PyDict_SetItem(proxy_cache, key, addr) : -1;
+        h->cached = rc == 0;
+        P4JPY_MUTEX_UNLOCK(cb_lock);
+        if (rc < 0) {
             Py_XDECREF(addr);
             PyMem_Free(names);
             handle_free(h);
             return -1;
         }
         Py_DECREF(addr);
-        h->cached = 1;
     }
     p4j_ref ref = {NULL, NULL};
     void *weak = NULL;
     p4j_error err = {0};
     p4j_status st;
     const char *tname = Py_TYPE(o)->tp_name;
-    h->refs++; /* pinned while Java runs without the GIL */
+    handle_ref(h); /* pinned while Java runs without the GIL */
     Py_BEGIN_ALLOW_THREADS
     st = p4j_cb_proxy_new(h, names, (size_t)n, tname, &ref, &weak, &err);
     Py_END_ALLOW_THREADS
     PyMem_Free(names);
     if (st == P4J_OK) {
-        p4j_cb_weak_delete(h->weak);
+        P4JPY_MUTEX_LOCK(cb_lock);
+        void *old = h->weak;
         h->weak = weak;
         h->proxy_cls = ref.cls;
+        P4JPY_MUTEX_UNLOCK(cb_lock);
+        p4j_cb_weak_delete(old);
     }
     handle_unref(h); /* frees it when no proxy was made */
     if (st != P4J_OK) {
@@ -528,6 +589,9 @@ static int proxy_make(ClientObject *cl, PyObject *o, PyObject *key, p4j_pyhandle
     *out = p4j_wrap_ref(cl, P4J_REF, &ref);
     return *out ? 0 : -1;
 }
+
+static int proxy_for_new(ClientObject *cl, PyObject *o, PyObject *key, p4j_pyhandle *h,
+                         PyObject **out);
 
 int p4j_proxy_for(ClientObject *cl, PyObject *o, PyObject **out)
 {
@@ -539,6 +603,38 @@ int p4j_proxy_for(ClientObject *cl, PyObject *o, PyObject **out)
     PyObject *key = PyLong_FromVoidPtr(o);
     if (!key)
         return -1;
+#ifdef Py_GIL_DISABLED
+    /* Under cb_lock: the handle found is pinned (it may not be freed meanwhile), its
+     * weak proxy read while no other thread replaces it. */
+    p4j_ref ref;
+    int alive = 0;
+    P4JPY_MUTEX_LOCK(cb_lock);
+    PyObject *addr = PyDict_GetItemWithError(proxy_cache, key);
+    p4j_pyhandle *h = addr ? PyLong_AsVoidPtr(addr) : NULL;
+    if (h && h->refs > 0) {
+        h->refs++;
+        alive = h->client == cl && h->obj == o && h->weak && p4j_cb_weak_get(h->weak, &ref);
+        if (alive)
+            ref.cls = h->proxy_cls;
+    } else {
+        h = NULL;
+    }
+    P4JPY_MUTEX_UNLOCK(cb_lock);
+    if (!addr && PyErr_Occurred()) {
+        Py_DECREF(key);
+        return -1;
+    }
+    if (alive) { /* its proxy is alive: the same Java object */
+        Py_DECREF(key);
+        handle_unref(h);
+        *out = p4j_wrap_ref(cl, P4J_REF, &ref);
+        return *out ? 1 : -1;
+    }
+    int rc = proxy_for_new(cl, o, key, h, out);
+    if (h)
+        handle_unref(h);
+    return rc;
+#else
     PyObject *addr = PyDict_GetItemWithError(proxy_cache, key);
     p4j_pyhandle *h = addr ? PyLong_AsVoidPtr(addr) : NULL;
     if (!addr && PyErr_Occurred()) {
@@ -554,6 +650,15 @@ int p4j_proxy_for(ClientObject *cl, PyObject *o, PyObject **out)
             return *out ? 1 : -1;
         }
     }
+    return proxy_for_new(cl, o, key, h, out);
+#endif
+}
+
+/* p4j_proxy_for without a live proxy: `o`'s `Java.implements`, then proxy_make (h: the
+ * handle found for key, or NULL). Consumes `key`. */
+static int proxy_for_new(ClientObject *cl, PyObject *o, PyObject *key, p4j_pyhandle *h,
+                         PyObject **out)
+{
     /* py4j's test: a `Java` attribute whose `implements` is a non-empty sequence. */
     PyObject *java = PyObject_GetAttr(o, str_Java);
     PyObject *impl = java ? PyObject_GetAttr(java, str_implements) : NULL;
@@ -614,11 +719,17 @@ static PyObject *mod_set_entry_point(PyObject *mod, PyObject *args)
     p4j_error err = {0};
     p4j_status st;
     if (obj == Py_None) { /* clear the entry point if this client set it */
+        P4JPY_MUTEX_LOCK(cb_lock);
         p4j_pyhandle *h = entry_handle;
-        if (!h || h->client != cl)
+        if (h && h->client == cl) {
+            entry_handle = NULL;
+            h->refs++;
+        } else {
+            h = NULL;
+        }
+        P4JPY_MUTEX_UNLOCK(cb_lock);
+        if (!h)
             Py_RETURN_NONE;
-        entry_handle = NULL;
-        h->refs++;
         Py_BEGIN_ALLOW_THREADS
         st = p4j_cb_entry_point_set(h, true, &err);
         Py_END_ALLOW_THREADS
@@ -632,7 +743,7 @@ static PyObject *mod_set_entry_point(PyObject *mod, PyObject *args)
         st = p4j_cb_entry_point_set(h, false, &err);
         Py_END_ALLOW_THREADS
         if (st == P4J_OK)
-            entry_handle = h;
+            P4JPY_STORE(entry_handle, h);
         handle_unref(h);
     }
     if (st != P4J_OK)

@@ -32,7 +32,13 @@ int p4j_socket_proxy_value(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argp
     if (cl->proxy_hook == NULL || cl->proxy_hook == Py_None ||
         !p4jpy_has_cap(cl, P4J_CAP_TEXT_PROXIES) || !_PyType_Lookup(Py_TYPE(o), str_Java))
         return 0;
+#ifdef Py_GIL_DISABLED /* held for the call: another thread may set a new hook */
+    PyObject *hook = p4jpy_client_slot_new(cl, offsetof(ClientObject, proxy_hook));
+    PyObject *text = PyObject_CallOneArg(hook, o);
+    Py_DECREF(hook);
+#else
     PyObject *text = PyObject_CallOneArg(cl->proxy_hook, o);
+#endif
     if (!text)
         return -1;
     if (text == Py_None) { /* not a proxy after all: other conversions may take it */
@@ -64,7 +70,7 @@ int p4jpy_run_command(void *ctx, const char *command, size_t len, char **answer,
     ClientObject *cl = ctx;
     int rc = -1;
     PyGILState_STATE g = PyGILState_Ensure(); /* a Python thread waiting in a call */
-    PyObject *hook = Py_NewRef(cl->command_hook);
+    PyObject *hook = p4jpy_client_slot_new(cl, offsetof(ClientObject, command_hook));
     if (hook != Py_None) {
         p4jpy_command_depth++;
         PyObject *r = PyObject_CallFunction(hook, "y#", command, (Py_ssize_t)len);

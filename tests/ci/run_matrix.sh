@@ -3,6 +3,12 @@
 # (the system python3 = 3.11 and OpenJDK 17), and the release wheels. CI (.ci/run) runs it
 # after tests/run_all.sh. Legs:
 #   py3.10, py3.13  pytest (both transports) on that CPython (pyenv) with JDK 17
+#   py-ft           a free-threaded CPython (--disable-gil) built once from Debian's newest
+#                   python3.X source the archive serves (tests/ci/freethreaded_python.sh)
+#                   with JDK 17: the extension must leave the GIL off on import, then
+#                   pytest (both transports), tests/python/test_thread_stress.py included;
+#                   not in the default set yet: two suite modules still crash the process
+#                   there (test_launch's take-over, once in test_conversions)
 #   jdk25           the Java self-test and pytest with Temurin 25 (P4J_JDK25, default
 #                   /usr/lib/jvm/temurin-25-jdk-amd64) as build JDK and embedded JVM
 #   py3.14          CPython 3.14 + OpenJDK 25 (and stubtest, mypy --strict of
@@ -38,7 +44,7 @@ MATRIX="$ROOT/build/matrix"
 JDK17=${P4J_JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}
 JDK25=${P4J_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
 LEGS=("$@")
-ALL_LEGS=(py3.10 py3.13 jdk25 py3.14 py3.15 jdk21 jdk26 wheels arm64)
+ALL_LEGS=(py3.10 py3.13 py-ft jdk25 py3.14 py3.15 jdk21 jdk26 wheels arm64)
 ((${#LEGS[@]})) || LEGS=(py3.10 py3.13 jdk25 py3.14 py3.15 jdk21 jdk26 wheels)
 mkdir -p "$MATRIX"
 
@@ -60,6 +66,11 @@ pytest_leg() {
     source tests/setup_env.sh
     echo "   $("$P4J_VENV/bin/python" -V), $("$jdk/bin/java" -version 2>&1 | head -n 1)"
     local status=0
+    if [ "$name" = py-ft ]; then  # Py_MOD_GIL_NOT_USED: importing keeps the GIL off
+      "$P4J_VENV/bin/python" -c 'import sys, py4jni._py4jni
+assert not sys._is_gil_enabled(), "importing py4jni turned the GIL on"
+print("   free-threaded: the GIL stays off after importing py4jni")' || status=1
+    fi
     if [ "$jdk" != "$JDK17" ]; then
       (cd "$P4J_BUILD" && ctest --output-on-failure -j 1) || status=1
     fi
@@ -139,6 +150,13 @@ for leg in "${LEGS[@]}"; do
     py3.10|py3.13)
       py=$(find_python "${leg#py}")
       if [ -z "$py" ]; then skip="no CPython ${leg#py} (pyenv or PATH)"
+      elif [ ! -x "$JDK17/bin/javac" ]; then skip="no JDK 17 at $JDK17"
+      else run=(pytest_leg "$leg" "$py" "$JDK17"); fi ;;
+    py-ft)
+      rc=0
+      py=$(bash tests/ci/freethreaded_python.sh) || rc=$?
+      if ((rc == 77)); then skip="${py#SKIPPED: }"
+      elif ((rc != 0)); then run=(false)  # the script's own error is printed above
       elif [ ! -x "$JDK17/bin/javac" ]; then skip="no JDK 17 at $JDK17"
       else run=(pytest_leg "$leg" "$py" "$JDK17"); fi ;;
     jdk25)

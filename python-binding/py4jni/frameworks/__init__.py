@@ -69,6 +69,13 @@ class _Finder(importlib.abc.MetaPathFinder):
         switch = _switch.settings()
         if switch is None or switch.mode != "inproc":
             return None
+        from .adapter import FREE_THREADED_REASON, free_threaded
+        if free_threaded():  # said once; the import goes on as without the switch
+            if fullname not in _SAID:
+                _SAID.add(fullname)
+                print(f"py4jni: {fullname} is not run in-process: {FREE_THREADED_REASON}",
+                      file=sys.stderr)
+            return None
         for other in sys.meta_path:
             find = getattr(other, "find_spec", None)
             if other is self or find is None:
@@ -82,6 +89,7 @@ class _Finder(importlib.abc.MetaPathFinder):
 
 
 _WATCHING: list[_Finder] = []
+_SAID: set[str] = set()  # frameworks told they are not run in-process
 
 
 def watch() -> None:

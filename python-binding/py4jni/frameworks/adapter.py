@@ -33,6 +33,17 @@ from typing import Any, Iterable, NamedTuple
 from .. import _switch, protocol
 from ..protocol import Py4JError
 
+#: why a framework's adapter is off on a free-threaded CPython
+FREE_THREADED_REASON = ("its in-process mode needs a CPython with the GIL (this one is "
+                        "free-threaded: the framework's own extension modules and wheels "
+                        "are built for GIL builds)")
+
+
+def free_threaded() -> bool:
+    """Whether this CPython is a free-threaded build (Py_GIL_DISABLED)."""
+    import sysconfig
+    return bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+
 __all__ = ["Adapter", "Launch", "InProcessCallbacks", "adopt_py4j", "system_property_options",
            "replace_name"]
 
@@ -174,6 +185,8 @@ class Adapter:
         with self.lock:
             if self.is_enabled:
                 return
+            if free_threaded():
+                raise Py4JError(f"{self.public}: {FREE_THREADED_REASON}")
             self.check()
             adopt_py4j(self.package)
             self.patch()
