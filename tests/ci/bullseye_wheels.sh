@@ -24,6 +24,7 @@ if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then
 fi
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 source "$ROOT/tests/ci/debian_root.sh"
+source "$ROOT/tests/ci/wheel_natives.sh"
 source "$ROOT/python-binding/debian_source.sh"
 (($# == 1)) || { echo "usage: $0 DIST" >&2; exit 2; }
 DIST=$(cd "$1" && pwd)
@@ -41,23 +42,7 @@ WORK="$ROOT/build/matrix/bullseye"
 rm -rf "$WORK"; mkdir -p "$WORK/wheels" "$CPY/src"
 cp "${wheels[@]}" "$WORK/wheels/"
 cp "$ROOT/tests/typing/user_program.py" "$WORK/"
-# The libffi the wheel carries (linked in statically) runs in register_natives: a
-# Java native method of the test fixtures (compiled for Java 11) implemented in Python.
-JAR=${P4J_FIXTURES_JAR:-$ROOT/build/tests/py4jni-test-fixtures.jar}
-if [ -e "$JAR" ]; then
-  cp "$JAR" "$WORK/fixtures.jar"
-else
-  echo "   (no test fixtures jar at $JAR: the register_natives check is left out)"
-fi
-NATIVES='
-from py4jni import JavaGateway
-gw = JavaGateway(classpath="/work/fixtures.jar")
-gw.register_natives("org.py4jni.fixtures.NativeCodec",
-                    {"twice": lambda x: 2 * x, "mulD": lambda a, b: a * b})
-nc = gw.jvm.org.py4jni.fixtures.NativeCodec
-assert nc.twice(21) == 42 and nc.mulD(1.5, -2.0) == -3.0
-print("natives OK (libffi closures)")
-'
+wheel_natives_prepare "$WORK"
 droot_mount "$WORK"
 droot_bind "$CPY" /opt/cpython --bind
 
