@@ -681,6 +681,8 @@ JNIEnv *p4j_jvm_env(p4j_error *err)
     return env;
 }
 
+void p4j_jvm_forget_env(void) { tls_env = NULL; }
+
 void p4j_jvm_adopt_env(JNIEnv *env)
 {
     if (__builtin_expect(tls_env == NULL, 0))

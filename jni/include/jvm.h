@@ -67,6 +67,11 @@ JNIEnv *p4j_jvm_env_attached(void);
  * that p4j_jvm_env neither re-attaches them nor detaches them at exit. */
 void p4j_jvm_adopt_env(JNIEnv *env);
 
+/* Drops the calling thread's recorded JNIEnv: for a thread the JVM attached and has since
+ * detached (a Java thread's exit, whose thread-exit destructors may still release Java
+ * references); p4j_jvm_env then attaches it anew, and detaches it at its exit. */
+void p4j_jvm_forget_env(void);
+
 /* Where this process's JVM start went: CLOCK_MONOTONIC time stamps in ns (the clock of
  * Python's time.monotonic_ns), 0 for a step not reached (or a JVM another library
  * started). Written once by the start, readable after p4j_jvm_start returned. */

@@ -130,6 +130,9 @@ static int tstate_key_ok;
 
 static void tstate_gone(void *p)
 {
+    /* The JVM detached this Java thread before its exit: objects the clearing below frees
+     * release their Java references through a fresh attachment, not the stale env. */
+    p4j_jvm_forget_env();
     if (gate_pass() < 0)
         return; /* the exiting interpreter frees its thread states */
     PyEval_RestoreThread((PyThreadState *)p);
