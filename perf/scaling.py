@@ -140,8 +140,10 @@ def make_op(backend: str, jvm: Any, scenario: str) -> Callable[[], None] | None:
     raise ValueError(scenario)
 
 
-def measure(backend: str, jvm: Any, scenario: str, threads: int, seconds: float) -> float | None:
-    """Operations per second of `threads` threads doing `scenario` for `seconds`."""
+def measure(backend: str, jvm: Any, scenario: str, threads: int,
+            seconds: float) -> tuple[float, float] | None:
+    """(operations per second, cores used: the process's CPU time / wall time) of
+    `threads` threads doing `scenario` for `seconds`."""
     ops = [make_op(backend, jvm, scenario) for _ in range(threads)]
     if ops[0] is None:
         return None
@@ -165,15 +167,17 @@ def measure(backend: str, jvm: Any, scenario: str, threads: int, seconds: float)
     for t in ts:
         t.start()
     start.wait()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     time.sleep(seconds)
     stop.set()
     for t in ts:
         t.join()
-    return sum(counts) / (time.perf_counter() - t0)
+    wall = time.perf_counter() - t0
+    return sum(counts) / wall, (time.process_time() - c0) / wall
 
 
 def worker(backend: str, rounds: int, seconds: float, out: str) -> None:
+    load_before = os.getloadavg()
     if backend == "py4jni":
         jvm = py4jni_gateway().jvm
     elif backend == "py4j":
@@ -181,19 +185,22 @@ def worker(backend: str, rounds: int, seconds: float, out: str) -> None:
     else:
         jvm = JPypeJvm()
     cells: dict[str, dict[str, list[float]]] = {}
+    cores: dict[str, dict[str, list[float]]] = {}
     for r in range(rounds):
         order = THREADS if r % 2 == 0 else tuple(reversed(THREADS))
         for scenario in SCENARIOS:
             for n in order:
                 v = measure(backend, jvm, scenario, n, seconds)
                 if v is not None:
-                    cells.setdefault(scenario, {}).setdefault(str(n), []).append(v)
+                    cells.setdefault(scenario, {}).setdefault(str(n), []).append(v[0])
+                    cores.setdefault(scenario, {}).setdefault(str(n), []).append(v[1])
     result = {
         "backend": backend, "interpreter": interpreter_name(),
         "gil_enabled": getattr(sys, "_is_gil_enabled", lambda: True)(),
         "seconds": seconds, "rounds": rounds, "pow_exp": POW_EXP,
-        "load_before": os.getloadavg(), "cells": cells,
+        "load_before": load_before, "load_after": None, "cells": cells, "cores": cores,
     }
+    result["load_after"] = os.getloadavg()
     with open(out, "w") as f:
         json.dump(result, f, indent=1)
     print(f"{backend} on {result['interpreter']}: {out}", file=sys.stderr)
@@ -215,18 +222,29 @@ def report(folder: str) -> None:
                 continue
             med = {int(n): statistics.median(v) for n, v in cells.items()}
             rng = {int(n): (min(v), max(v)) for n, v in cells.items()}
-            lines.append((label, scenario, (med, rng)))
+            cores = {int(n): statistics.median(v)
+                     for n, v in run.get("cores", {}).get(scenario, {}).items()}
+            lines.append((label, scenario, (med, rng, cores)))
     with open(os.path.join(folder, "table.md"), "w") as f:
-        f.write("| backend, interpreter | scenario | 1 thread (ops/s) | x2 | x4 | x8 |\n")
+        f.write("| scenario | backend, interpreter | 1 thread: ops/s (min-max) | 2 threads "
+                "| 4 threads | 8 threads |\n")
         f.write("|---|---|---|---|---|---|\n")
-        for label, scenario, cell in lines:
-            if cell is None:
-                f.write(f"| {label} | {scenario} | n/a | | | |\n")
-                continue
-            med, rng = cell
-            one = med[1]
-            f.write(f"| {label} | {scenario} | {one:,.0f} ({rng[1][0]:,.0f}-{rng[1][1]:,.0f}) | "
-                    + " | ".join(f"{med[n] / one:.2f}x" for n in THREADS[1:]) + " |\n")
+        for scenario in SCENARIOS:
+            for label, s, cell in lines:
+                if s != scenario:
+                    continue
+                if cell is None:
+                    f.write(f"| {scenario} | {label} | n/a | | | |\n")
+                    continue
+                med, rng, cores = cell
+                one = med[1]
+
+                def at(n: int) -> str:
+                    c = f" ({cores[n]:.2f} cores)" if n in cores else ""
+                    return f"{med[n] / one:.2f}x{c}"
+                f.write(f"| {scenario} | {label} | {one:,.0f} ({rng[1][0]:,.0f}-{rng[1][1]:,.0f})"
+                        f"{f' ({cores[1]:.2f} cores)' if 1 in cores else ''} | "
+                        + " | ".join(at(n) for n in THREADS[1:]) + " |\n")
     chart(folder, lines)
 
 
@@ -239,7 +257,7 @@ def chart(folder: str, lines: list[Any]) -> None:
         for label, s, cell in lines:
             if s != scenario or cell is None:
                 continue
-            med, _ = cell
+            med = cell[0]
             ax.plot(THREADS, [med[n] / med[1] for n in THREADS], marker="o", label=label)
         ax.axhline(2.0, color="grey", lw=0.8, ls=":")
         ax.set_title(scenario)
