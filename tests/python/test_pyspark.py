@@ -268,9 +268,15 @@ def test_driver_options_from_the_conf(monkeypatch):
 def test_unsupported_submit_args_are_named(monkeypatch):
     import py4jni.pyspark as pp
     from py4jni import Py4JError
-    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "--driver-memory 3g --packages a:b:1 pyspark-shell")
-    with pytest.raises(Py4JError, match="--packages .* is not supported in-process"):
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS",
+                       "--driver-memory 3g --properties-file f pyspark-shell")
+    with pytest.raises(Py4JError, match="--properties-file .* is not supported in-process"):
         pp._driver_props(None)
+    # what SparkSubmit's own parsing takes after the JVM starts is accepted
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS",
+                       "--packages a:b:1 --repositories file:///r --jars x.jar pyspark-shell")
+    props = pp._driver_props(None)
+    assert props["spark.jars"] == "x.jar" and "spark.jars.packages" not in props
     monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "--driver-memory 3g --conf spark.x=1 pyspark-shell")
     props = pp._driver_props(None)
     assert props["spark.driver.memory"] == "3g" and props["spark.x"] == "1"

@@ -171,13 +171,16 @@ def _submit_args(props: dict[str, str]) -> None:
                "--driver-memory": "spark.driver.memory",
                "--driver-java-options": "spark.driver.extraJavaOptions",
                "--driver-class-path": "spark.driver.extraClassPath", "--jars": "spark.jars"}
+    # SparkSubmit's own parsing reads these after the JVM starts (_submit_environment)
+    after_start = ("--packages", "--exclude-packages", "--repositories", "--py-files",
+                   "--files", "--archives")
     it = iter(words[:-1])
     for word in it:
         key, eq, value = word.partition("=")
-        if key not in as_prop and key != "--conf":
+        if key not in as_prop and key not in after_start and key != "--conf":
             raise Py4JError(f"py4jni.pyspark: spark-submit option {key} in PYSPARK_SUBMIT_ARGS "
                             "is not supported in-process (supported: --conf, "
-                            + ", ".join(as_prop) + ")")
+                            + ", ".join([*as_prop, *after_start]) + ")")
         if not eq:
             following = next(it, None)
             if following is None:
@@ -186,7 +189,7 @@ def _submit_args(props: dict[str, str]) -> None:
         if key == "--conf":
             k, _, v = value.partition("=")
             props[k] = v
-        else:
+        elif key in as_prop:
             props[as_prop[key]] = value
     if os.environ.get("SPARK_TESTING"):  # as PySpark's launcher
         props.setdefault("spark.ui.enabled", "false")
@@ -207,8 +210,9 @@ def _driver_props(conf: Any) -> dict[str, str]:
 
 
 def driver_classpath(props: dict[str, str] | None = None) -> list[str]:
-    """The driver's classpath as spark-submit builds it: extra classpath, conf directory,
-    Spark's jars, ``spark.jars``. Raises Py4JError when no Spark jars are found."""
+    """The driver JVM's class path as spark-submit's launcher builds it: extra classpath,
+    conf directory, Spark's jars (``spark.jars`` and packages go to the driver's class
+    loader, as SparkSubmit puts them). Raises Py4JError when no Spark jars are found."""
     props = props or {}
     home = spark_home()
     jars = sorted(glob.glob(os.path.join(home, "jars", "*.jar")))
@@ -219,8 +223,7 @@ def driver_classpath(props: dict[str, str] | None = None) -> list[str]:
           for p in props.get(key, "").split(os.pathsep) if p]
     if os.path.isdir(_conf_dir(home)):
         cp.append(_conf_dir(home))
-    cp += jars
-    cp += [p for p in props.get("spark.jars", "").split(",") if p and "://" not in p]
+    cp += jars  # spark.jars and packages: the driver's class loader (_submit_environment)
     return cp
 
 
@@ -267,6 +270,67 @@ def _quiet_logging(gateway: Any) -> None:
         pass
 
 
+def _launcher_arguments(conf: Any) -> list[str]:
+    """spark-submit's arguments as PySpark's launcher passes them: each conf entry as
+    ``--conf k=v``, then ``$PYSPARK_SUBMIT_ARGS`` (default ``pyspark-shell``)."""
+    words = [w for k, v in (conf.getAll() if conf is not None else ())
+             for w in ("--conf", f"{k}={v}")]
+    submit_args = os.environ.get("PYSPARK_SUBMIT_ARGS", "pyspark-shell")
+    if os.environ.get("SPARK_TESTING"):
+        submit_args = " ".join(["--conf spark.ui.enabled=false", submit_args])
+    return words + shlex.split(submit_args)
+
+
+# What SparkSubmit's preparation acts on beyond the properties the adapter already sets
+# (without any of them it only builds an empty class loader: 1-3 s of a start saved).
+_SUBMIT_FILES = ("spark.jars", "spark.jars.packages", "spark.submit.pyFiles", "spark.files",
+                 "spark.archives")
+_SUBMIT_FILE_OPTIONS = ("--jars", "--packages", "--py-files", "--files", "--archives")
+
+
+def _needs_submit(props: dict[str, str], conf: Any) -> bool:
+    """True when the launcher's arguments name jars, packages or files for SparkSubmit."""
+    words = _launcher_arguments(conf)
+    return any(props.get(key) for key in _SUBMIT_FILES) or any(
+        word.partition("=")[0] in _SUBMIT_FILE_OPTIONS for word in words)
+
+
+def _submit_environment(gateway: Any, conf: Any, props: dict[str, str]) -> None:
+    """What SparkSubmit does before it runs PySpark's gateway server, by Spark's own code
+    in this JVM: its argument parsing and ``prepareSubmitEnvironment`` on the launcher's
+    arguments (Ivy resolves ``spark.jars.packages``/``--packages`` with
+    ``spark.jars.repositories``, ``spark.jars.ivySettings``, ``spark.jars.ivy``; remote
+    ``spark.jars`` are downloaded), then the driver's class loader: a
+    ``MutableURLClassLoader`` (child-first under ``spark.driver.userClassPathFirst``)
+    over the jars, the context class loader of every call through this gateway, and the
+    resulting Spark conf as system properties. A session naming no jars, packages or
+    files gets the empty loader only (the rest would change nothing)."""
+    jvm = gateway.jvm
+    util = jvm.org.apache.spark.util
+    jars, spark_conf = "", None
+    if _needs_submit(props, conf):
+        submit = jvm.org.apache.spark.deploy.SparkSubmit()
+        words = _launcher_arguments(conf)
+        args = gateway.new_array(jvm.java.lang.String, len(words))
+        for i, word in enumerate(words):
+            args[i] = word
+        prepared = submit.prepareSubmitEnvironment(
+            submit.parseArguments(args),
+            getattr(submit, "prepareSubmitEnvironment$default$2")())
+        jars, spark_conf = prepared._2().mkString("\n"), prepared._3()
+    system = jvm.java.lang.ClassLoader.getSystemClassLoader()
+    no_urls = gateway.new_array(jvm.java.net.URL, 0)
+    child_first = props.get("spark.driver.userClassPathFirst", "false").lower() == "true"
+    loader = (util.ChildFirstURLClassLoader(no_urls, system) if child_first
+              else util.MutableURLClassLoader(no_urls, system))
+    for jar in jars.split("\n") if jars else ():
+        util.DependencyUtils.addJarToClasspath(jar, loader)
+    for entry in spark_conf.getAll() if spark_conf is not None else ():
+        # as SparkSubmit's JavaMainApplication sets them
+        jvm.java.lang.System.setProperty(entry._1(), entry._2())
+    gateway._gateway_client.set_class_loader(loader)
+
+
 class _PySpark(Adapter):
     package = "pyspark"
     public = "py4jni.pyspark"
@@ -311,7 +375,8 @@ def _launch_gateway(conf: Any = None, popen_kwargs: Any = None) -> Any:
         except OSError as exc:
             raise Py4JError(f"py4jni.pyspark: {exc}") from None
         try:
-            launch = driver_launch(_driver_props(conf))
+            props = _driver_props(conf)
+            launch = driver_launch(props)
             # the token is PySpark's secret for its accumulator server (read from
             # gateway_parameters); the gateway itself is in-process, whatever the params
             gateway = ADAPTER.embed(
@@ -329,6 +394,7 @@ def _launch_gateway(conf: Any = None, popen_kwargs: Any = None) -> Any:
         for name in _JAVA_IMPORTS:
             java_gateway.java_import(gateway.jvm, name)
         _quiet_logging(gateway)
+        _submit_environment(gateway, conf, props)
         ADAPTER.gateway = gateway
         return gateway
 
