@@ -7,8 +7,8 @@
 #                   python3.X source the archive serves (tests/ci/freethreaded_python.sh)
 #                   with JDK 17: the extension must leave the GIL off on import, then
 #                   pytest (both transports), tests/python/test_thread_stress.py included;
-#                   not in the default set yet: two suite modules still crash the process
-#                   there (test_launch's take-over, once in test_conversions)
+#                   not in the default set yet: one whole-suite run of three aborted
+#                   there (a segfault in CPython's eval loop, not reproduced since)
 #   jdk25           the Java self-test and pytest with Temurin 25 (P4J_JDK25, default
 #                   /usr/lib/jvm/temurin-25-jdk-amd64) as build JDK and embedded JVM
 #   py3.14          CPython 3.14 + OpenJDK 25 (and stubtest, mypy --strict of
