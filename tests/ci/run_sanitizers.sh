@@ -22,7 +22,7 @@
 # test_perf_harness.py, test_framework_bench.py and test_instruction_gate.py test perf/'s
 # harness, not the bridge (the first two load matplotlib, whose C++ exceptions the
 # preloaded ASan runtime cannot intercept; the last runs valgrind, which ASan excludes).
-# test_pyspark.py, test_pyspark_dataplane.py, test_pyspark_packages.py,
+# test_pyspark.py, test_pyspark_dataplane.py, test_pyspark_packages.py, test_delta.py,
 # test_pyflink.py and test_spark_cluster.py are left out: their drivers (Spark's or Flink's
 # JVM, Python workers; the clusters' executors) inherit the preloaded ASan runtime and
 # outlast the module's 600 s timeout on this machine.
@@ -69,7 +69,7 @@ env LD_PRELOAD="$libasan" PYTHONMALLOC=malloc P4J_EXIT_STRESS_RUNS="${P4J_EXIT_S
     --ignore "tests/python/test_instruction_gate.py" \
     --ignore "tests/python/test_pyspark.py" --ignore "tests/python/test_pyflink.py" \
     --ignore "tests/python/test_pyspark_dataplane.py" \
-    --ignore "tests/python/test_pyspark_packages.py" \
+    --ignore "tests/python/test_pyspark_packages.py" --ignore "tests/python/test_delta.py" \
     --ignore "tests/python/test_spark_cluster.py" \
     "$@" || status=1
 if compgen -G "$reports/*" >/dev/null; then

@@ -58,7 +58,13 @@ def py4j_jar() -> str | None:
 def pyflink_python() -> str | None:
     """PyFlink's venv interpreter (P4J_PYFLINK_PYTHON, .venv-pyflink: apache-flink pins
     py4j 0.10.9.7) when it can import this build's extension (the same Python version)."""
-    python = os.environ.get("P4J_PYFLINK_PYTHON")
+    return venv_python("P4J_PYFLINK_PYTHON")
+
+
+def venv_python(variable: str) -> str | None:
+    """The interpreter the environment variable names (a framework's own venv) when it
+    can import this build's extension (the same Python version)."""
+    python = os.environ.get(variable)
     if not python or not os.path.exists(python):
         return None
     version = subprocess.run([python, "-c", "import sys; print(sys.version_info[:2])"],
