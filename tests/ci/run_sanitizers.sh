@@ -23,9 +23,9 @@
 # harness, not the bridge (the first two load matplotlib, whose C++ exceptions the
 # preloaded ASan runtime cannot intercept; the last runs valgrind, which ASan excludes).
 # test_pyspark.py, test_pyspark_dataplane.py, test_pyspark_packages.py, test_delta.py,
-# test_pyflink.py and test_spark_cluster.py are left out: their drivers (Spark's or Flink's
-# JVM, Python workers; the clusters' executors) inherit the preloaded ASan runtime and
-# outlast the module's 600 s timeout on this machine.
+# test_pyflink.py, test_pyflink_cluster.py and test_spark_cluster.py are left out: their
+# drivers (Spark's or Flink's JVM, Python workers; the clusters' executors) inherit the
+# preloaded ASan runtime and outlast the module's 600 s timeout on this machine.
 # The build's output goes to build-asan/logs/build.log, or with P4J_LOG_KEEP=1 to $P4J_LOG
 # (tests/run_all.sh's log).
 set -euo pipefail
@@ -71,6 +71,7 @@ env LD_PRELOAD="$libasan" PYTHONMALLOC=malloc P4J_EXIT_STRESS_RUNS="${P4J_EXIT_S
     --ignore "tests/python/test_pyspark_dataplane.py" \
     --ignore "tests/python/test_pyspark_packages.py" --ignore "tests/python/test_delta.py" \
     --ignore "tests/python/test_spark_cluster.py" \
+    --ignore "tests/python/test_pyflink_cluster.py" \
     "$@" || status=1
 if compgen -G "$reports/*" >/dev/null; then
   echo "run_sanitizers.sh: sanitizer reports:" >&2
