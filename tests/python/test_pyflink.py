@@ -128,6 +128,10 @@ def test_py4jni_gives_stocks_results(tmp_path: Path, stock: dict[str, list[str]]
     stdout, stderr, left = _run(tmp_path, mode)
     assert stdout.count(f"jvm-in-this-process {in_process}") == 3, stdout + stderr[-4000:]
     assert _programs(stdout) == stock
+    # Flink's RPC system jar, which its JVM deletes at the end of its own shutdown, is
+    # gone as under stock (socket mode's JVM must not be made to exit while this
+    # process still runs: its callback server stays until the process ends, as py4j's)
+    assert [f for f in left["files"] if f.startswith("flink-rpc-")] == [], left
     if in_process:
         # Java's shutdown hooks and deleteOnExit ran (stock's child JVM leaves its
         # extracted planner jar); the empty directories left are stock's too (Flink's
