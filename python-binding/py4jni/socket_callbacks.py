@@ -730,7 +730,10 @@ def attach(gateway: Any, explicit_params: bool, start: bool, pinned: bool = Fals
     if entry is not None:
         state.entry_point = entry
         state.pool.put(entry, force_id=ENTRY_POINT_OBJECT_ID)
-    weakref.finalize(gateway, state.shutdown)
+    # Not at interpreter exit: py4j's callback server lives until the process ends, and
+    # a framework's JVM that watches it (PyFlink's PythonGatewayServer pings it and
+    # exits when it fails) must not start its exit while this process still runs.
+    weakref.finalize(gateway, state.shutdown).atexit = False
     if start or (entry is not None and not pinned):
         state.start(None)
 
