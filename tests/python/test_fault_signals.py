@@ -57,3 +57,31 @@ def test_a_real_crash_still_reports_and_ends(tmp_path) -> None:  # type: ignore[
     assert "not reached" not in r.stdout
     assert "Fatal Python error" in r.stderr
     assert "Current thread" in r.stderr or "File" in r.stderr  # faulthandler's dump
+
+
+def test_plain_pytest_then_java_after_its_summary(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """pytest as it comes (its faulthandler plugin on, no -p no:faulthandler) runs a test
+    that starts the JVM; once pytest has printed its summary and disabled faulthandler
+    (putting the default handlers back), the JVM's own signals still work: the process
+    ends with pytest's status, not 139 (what a framework's test module ending after its
+    summary met)."""
+    (tmp_path / "test_uses_the_jvm.py").write_text(
+        "import os\n"
+        "from py4jni import JavaGateway\n"
+        "KEPT = []\n"
+        "def test_java():\n"
+        "    gw = JavaGateway(classpath=os.environ['P4J_FIXTURES_JAR'], jvm_options=[\n"
+        "        '-XX:-BackgroundCompilation', '-XX:TieredStopAtLevel=1'])\n"
+        "    KEPT.append(gw)\n"
+        "    assert gw.jvm.java.lang.Math.abs(-2) == 2\n")
+    code = (
+        "import sys, pytest\n"
+        f"sys.path.insert(0, {str(tmp_path)!r})\n"
+        f"rc = pytest.main(['-q', '-p', 'no:cacheprovider', {str(tmp_path)!r}])\n"
+        "import test_uses_the_jvm as t\n"
+        "faults = t.KEPT[0].jvm.org.py4jni.fixtures.Faults\n"
+        "print('after', faults.nullChecks(20000, 100), flush=True)\n"
+        "sys.exit(int(rc))\n")
+    r = run_python(code, timeout=180)
+    assert r.returncode == 0, (r.returncode, r.stdout[-2000:], r.stderr[-2000:])
+    assert "1 passed" in r.stdout and "after 100" in r.stdout
