@@ -16,23 +16,10 @@ import json
 import os
 import sys
 import threading
-import traceback
-from typing import Any, Callable
+from typing import Any
 
 MODE, TMP = sys.argv[1], sys.argv[2]
-results: dict[str, Any] = {}
-
-
-def step(name: str) -> Callable[[Callable[[], Any]], None]:
-    """Runs the decorated function now; records its result (or its error) under name."""
-    def run(fn: Callable[[], Any]) -> None:
-        try:
-            results[name] = fn()
-        except BaseException as exc:  # noqa: BLE001 - every failure is a test result
-            results[name] = {"error": f"{type(exc).__module__}.{type(exc).__name__}",
-                             "message": str(exc)[:500], "trace": traceback.format_exc()[-2000:]}
-    return run
-
+from driver_steps import results, step  # noqa: E402
 
 from pyspark import InheritableThread  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402

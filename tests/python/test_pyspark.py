@@ -25,6 +25,7 @@ pytest.importorskip("pyspark", reason="pyspark is not installed "
                     "(pip install -r tests/requirements-pyspark.txt)")
 
 from conftest import run_python  # noqa: E402
+from driver_steps import ok  # noqa: E402
 
 pytestmark = pytest.mark.inproc_only("PySpark's driver JVM embedded in-process")
 
@@ -79,13 +80,6 @@ def runs() -> Iterator[dict[str, dict[str, Any]]]:
 def res(runs: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The in-process driver's step results."""
     return runs["py4jni"]["results"]
-
-
-def ok(res: dict[str, Any], name: str) -> Any:
-    value = res[name]
-    assert not (isinstance(value, dict) and "error" in value), \
-        f"step {name} raised {value.get('error')}: {value.get('trace')}"
-    return value
 
 
 def test_driver_runs_in_process(res):

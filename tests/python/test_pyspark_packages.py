@@ -25,6 +25,8 @@ import pytest
 pytest.importorskip("pyspark", reason="pyspark is not installed "
                     "(pip install -r tests/requirements-pyspark.txt)")
 
+from driver_steps import ok  # noqa: E402
+
 pytestmark = pytest.mark.inproc_only("PySpark's driver JVM embedded in-process")
 
 DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pyspark_packages_driver.py")
@@ -105,13 +107,6 @@ def runs() -> Iterator[dict[str, dict[str, Any]]]:
             os.mkdir(os.path.join(root, mode))
             out[mode] = run_driver(mode, os.path.join(root, mode), os.path.join(root, "fixtures"))
         yield out
-
-
-def ok(res: dict[str, Any], name: str) -> Any:
-    value = res[name]
-    assert not (isinstance(value, dict) and "error" in value), \
-        f"step {name} raised {value.get('error')}: {value.get('trace')}"
-    return value
 
 
 def test_packages_resolved_by_ivy_are_callable_from_python(runs):
