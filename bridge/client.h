@@ -1,8 +1,8 @@
 /* bridge/client.h - the py4j command set as a C API, independent of transport.
  *
- * A p4j_client is one connection to one JVM: in-process (jni/inproc.c, JNI) or socket
- * (bridge/socket/socket_client.c, py4j's wire protocol). Each transport exposes only
- * its constructor (jni/include/inproc.h, bridge/socket/include/socket_transport.h);
+ * A p4j_client is one connection to one JVM: in-process (bridge/inproc/inproc.c, JNI) or
+ * socket (bridge/socket/socket_client.c, py4j's wire protocol). Each transport exposes only
+ * its constructor (bridge/inproc/include/inproc.h, bridge/socket/include/socket_transport.h);
  * everything above this seam (the Python binding) is written once against the ops
  * table below, and asks `caps` or an optional operation where the transports differ.
  *
@@ -103,9 +103,11 @@ typedef int (*p4j_command_fn)(void *ctx, const char *command, size_t len, char *
 #define P4J_CAP_SHARED_REFS 1u  /* refs of one client are valid in every other client of
                                    this transport (one JVM per process)               */
 #define P4J_CAP_CLASS_ARG 2u    /* a CLASS ref passes as its java.lang.Class argument */
-#define P4J_CAP_CALLBACKS 4u    /* Java calls Python in-process (jni/include/callbacks.h) */
-#define P4J_CAP_NATIVES 8u      /* Java natives bound to Python (jni/include/natives.h)  */
-#define P4J_CAP_BUFFERS 16u     /* zero-copy buffers (jni/include/inproc_buffers.h)      */
+#define P4J_CAP_CALLBACKS 4u    /* Java calls Python in-process
+                                   (bridge/inproc/include/callbacks.h)                */
+#define P4J_CAP_NATIVES 8u      /* Java natives bound to Python
+                                   (bridge/inproc/include/natives.h)                  */
+#define P4J_CAP_BUFFERS 16u     /* zero-copy buffers (bridge/inproc/include/inproc_buffers.h) */
 #define P4J_CAP_TEXT_PROXIES 32u/* PROXY arguments are py4j's "<id>;<iface>;..." text and
                                    callbacks come over py4j's callback protocol
                                    (decode_arg, encode_answer)                         */

@@ -113,9 +113,10 @@ int p4j_value_set_string(p4j_value *v, p4j_kind kind, const void *data, size_t l
 
 /* How py4j's client reads a Java float: its server sends Float.toString's text, which
  * Python reads as a double. The JVM's own Float.toString decides (its digits differ
- * between JDKs: 1.17549435E-38 before JDK 19, 1.1754944E-38 since): jni/ installs a
- * printer that asks it, n floats per call (false: it could not, and the shortest text
- * is used); without one, the shortest text that reads back as each float. Floats every JDK prints exactly (zero, integers below 2^24,
+ * between JDKs: 1.17549435E-38 before JDK 19, 1.1754944E-38 since): the in-process
+ * transport (bridge/inproc/) installs a printer that asks it, n floats per call (false: it
+ * could not, and the shortest text is used); without one, the shortest text that reads
+ * back as each float. Floats every JDK prints exactly (zero, integers below 2^24,
  * infinities, NaN) never reach the printer. */
 typedef bool (*p4j_float_printer)(const float *src, double *dst, size_t n);
 

@@ -4,8 +4,9 @@ The gateway calls these functions; the collections layer (argument conversion,
 arrays) and the callback layer (Python proxies) fill them in. Each function here is
 the single place the core asks. (Python proxies, objects whose class has
 ``Java.implements``, are converted by the C core before ARG_CONVERTERS are tried:
-python-binding/src/py_callbacks.c in-process; in socket mode python-binding/src/
-socket_callbacks.c with the client's ``proxy_hook`` from py4jni/socket_callbacks.py.)
+python-binding/src/inproc/py_callbacks.c in-process; in socket mode
+python-binding/src/socket/socket_callbacks.c with the client's ``proxy_hook`` from
+py4jni/socket_callbacks.py.)
 """
 from __future__ import annotations
 

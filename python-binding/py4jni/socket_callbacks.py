@@ -4,7 +4,7 @@
 passed to Java through a socket-mode gateway, travels as py4j's proxy argument
 ``f<id>;<fqn>;...``; py4j's GatewayServer builds a ``java.lang.reflect.Proxy`` whose
 calls come back to this process's callback server. The argument is made in C (the
-client's ``proxy_hook``, python-binding/src/socket_callbacks.c) from the text this module
+client's ``proxy_hook``, python-binding/src/socket/socket_callbacks.c) from the text this module
 returns, so the rest of the call costs what any socket call costs.
 
 *Ids and lifetime.* Ids follow py4j's scheme, ``"p0"``, ``"p1"``, ..., numbered per

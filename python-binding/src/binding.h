@@ -369,7 +369,7 @@ int p4j_base_here(void);
          ? p4j_base_rethrow(r)                                                    \
          : (r))
 
-/* ---- Ctrl-C into Java calls (py_signals.c; jni/include/jvm_signals.h) ---- */
+/* ---- Ctrl-C into Java calls (interrupts.c; jni/include/jvm_signals.h) ---- */
 
 /* The in-process client's unlock/relock (p4j_client.unlock, P4J_CALL_LOCK_HELD): the GIL,
  * and on the main thread the Java call window of a gateway that lets SIGINT interrupt
@@ -392,7 +392,7 @@ int p4jpy_signals_run_handlers(void);
 /* Adds the module functions _signals_install and _signal_changed. 0 or -1. */
 int p4jpy_signals_init(PyObject *module);
 
-/* ---- Ctrl-C during a socket wait (py_signals.c; socket_transport.h) ---- */
+/* ---- Ctrl-C during a socket wait (interrupts.c; socket_transport.h) ---- */
 
 /* A socket client's interrupt check (p4j_socket_interrupt_fn), on a wait a signal
  * interrupted: takes the GIL and runs the pending Python signal handlers (on the main

@@ -275,7 +275,7 @@ static PyObject *client_shutdown(PyObject *self, PyObject *unused)
 }
 
 /* _set_context(context): the org.py4jni.CallContext (a JavaObject of this client, or
- * None) the client's calls run for, in-process (jni/include/inproc.h). */
+ * None) the client's calls run for, in-process (bridge/inproc/include/inproc.h). */
 static PyObject *client_set_context(PyObject *self, PyObject *arg)
 {
     ClientObject *cl = (ClientObject *)self;

@@ -9,7 +9,7 @@
 #include "jvm.h"
 
 typedef enum p4jpy_transport_kind {
-    P4JPY_TRANSPORT_INPROC, /* the JVM embedded in this process (jni/include/inproc.h) */
+    P4JPY_TRANSPORT_INPROC, /* the JVM embedded in this process (bridge/inproc/include/inproc.h) */
     P4JPY_TRANSPORT_SOCKET, /* a py4j GatewayServer (bridge/socket/include/socket_transport.h) */
 } p4jpy_transport_kind;
 
@@ -29,7 +29,7 @@ p4j_status p4jpy_transport_new(const p4jpy_transport_spec *spec, p4j_client **ou
                                p4j_error *err);
 
 /* Makes the in-process client `c` run its calls for `context` (a handle of an
- * org.py4jni.CallContext, NULL: none): jni/include/inproc.h p4j_inproc_set_context. */
+ * org.py4jni.CallContext, NULL: none): bridge/inproc/include/inproc.h p4j_inproc_set_context. */
 p4j_status p4jpy_transport_inproc_context(p4j_client *c, const void *context, p4j_error *err);
 
 #endif /* P4JPY_TRANSPORT_H */

@@ -1,6 +1,8 @@
-/* tests/c/test_faults.c - error paths of jni/ through named fault points (jni/fault.h).
+/* tests/c/test_faults.c - error paths of jni/ and bridge/inproc/ through named fault points
+ * (jni/fault.h).
  *
- * Linked against p4j_jni_faults (jni/ compiled with P4J_FAULT_INJECTION). Each test
+ * Linked against p4j_inproc_faults (bridge/inproc/ and jni/ compiled with
+ * P4J_FAULT_INJECTION). Each test
  * arms one point, checks that the failure surfaces as a clean error value with no
  * leaked reference, disarms it and checks that the same operation then succeeds.
  */

@@ -1,4 +1,5 @@
-/* tests/c/test_inproc.c - jni/ and bridge/ against a real embedded JVM (one per binary).
+/* tests/c/test_inproc.c - the in-process transport (bridge/inproc/ on jni/) against a real
+ * embedded JVM (one per binary).
  *
  * Needs P4J_HELPER_JAR and P4J_FIXTURES_JAR (set by ctest). Exercises the transport
  * API exactly as the Python binding uses it, with no Python involved.

@@ -4,7 +4,8 @@
 # UndefinedBehaviorSanitizer, in build-asan/ beside the normal build.
 #   usage: tests/ci/run_sanitizers.sh [pytest args]   (after tests/setup_env.sh set up)
 # By default the in-process tests run (-k "not socket"; about two minutes): they cover
-# jni/ and the extension; the socket codec has its own fuzzer (tests/c/run_fuzz.sh).
+# bridge/inproc/, jni/ and the extension; the socket codec has its own fuzzer
+# (tests/c/run_fuzz.sh).
 # Pytest arguments replace that selection (e.g. no argument filter: "-k ''").
 # Left out always: the callback nesting-depth tests (ASan's larger frames use up the
 # native stack sooner: they measure the normal build; the 1000-level one sat at ASan's

@@ -3,7 +3,7 @@ DirectBuffers' Cleaner and proxy callbacks from Java threads at the instant Pyth
 finalises. Each run is a fresh interpreter (one JVM per process); a crash shows as a
 negative return code and HotSpot's "fatal error" text.
 
-Before the gate in python-binding/src/py_callbacks.c, a thread that had passed the
+Before the gate in python-binding/src/inproc/py_callbacks.c, a thread that had passed the
 "Python is exiting" check could enter PyGILState_Ensure after Py_FinalizeEx freed the
 interpreter (SIGSEGV in _PyThreadState_SetCurrent on the Cleaner thread). Pinned to one
 CPU, the buffers-only run crashed in about 3 runs in 100; these tests run many children,

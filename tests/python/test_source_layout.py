@@ -22,9 +22,53 @@ def _c_enum(text: str, prefix: str) -> dict[str, int]:
 
 def test_static_member_kinds_agree_between_c_and_java():
     java = _java_constants((ROOT / "java/org/py4jni/Bridge.java").read_text(), "MEMBER_")
-    c = _c_enum((ROOT / "jni/inproc_internal.h").read_text(), "P4JJ_STATIC_")
+    c = _c_enum((ROOT / "bridge/inproc/inproc_internal.h").read_text(), "P4JJ_STATIC_")
     assert java == c
     assert set(c) == {"NONE", "FIELD", "METHOD", "CLASS"}
+
+
+# What each C folder may include (docs/architecture.md, "The layers"): the seam below all,
+# jni/ on the seam, each transport on the seam (the in-process one on jni/ too), the
+# extension on all of them; the extension's files outside its transports' folders name
+# no transport's header but transport.c.
+C_FOLDER_MAY_INCLUDE = {
+    "bridge": {"bridge"},
+    "jni": {"jni", "bridge"},
+    "bridge/socket": {"bridge/socket", "bridge"},
+    "bridge/inproc": {"bridge/inproc", "jni", "bridge"},
+    "python-binding/src": {"python-binding/src", "jni", "bridge"},
+    "python-binding/src/inproc": {"python-binding/src", "bridge/inproc", "jni", "bridge"},
+    "python-binding/src/socket": {"python-binding/src", "bridge/socket", "jni", "bridge"},
+}
+
+
+def _c_folder(rel: str) -> str:
+    """The folder of C_FOLDER_MAY_INCLUDE that holds `rel` (its include/ counted in)."""
+    parts = Path(rel).parent.parts
+    if parts and parts[-1] == "include":
+        parts = parts[:-1]
+    return "/".join(parts)
+
+
+def test_c_includes_point_down():
+    files = subprocess.run(["git", "ls-files", "bridge", "jni", "python-binding/src"],
+                           cwd=ROOT, capture_output=True, text=True,
+                           check=True).stdout.split()
+    headers = {Path(f).name: f for f in files if f.endswith(".h")}
+    assert len(headers) == sum(f.endswith(".h") for f in files), "a header name twice"
+    wrong = []
+    for rel in files:
+        if not rel.endswith((".c", ".h")):
+            continue
+        folder = _c_folder(rel)
+        allowed = set(C_FOLDER_MAY_INCLUDE[folder])
+        if rel == "python-binding/src/transport.c":
+            allowed |= {"bridge/inproc", "bridge/socket"}
+        for name in re.findall(r'^#include "([^"]+)"', (ROOT / rel).read_text(), re.M):
+            target = headers.get(name)
+            if target and _c_folder(target) not in allowed:
+                wrong.append(f"{rel} includes {target}")
+    assert wrong == []
 
 
 def _checker():

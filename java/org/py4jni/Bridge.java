@@ -12,9 +12,10 @@ import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The Java half of py4jni's in-process transport: every method the C side (jni/)
- * calls through JNI is a public static method here. Reflection and py4j's rules live
- * in Java; the C side caches what these methods answer and makes the calls itself.
+ * The Java half of py4jni's in-process transport: every method the C side
+ * (bridge/inproc/) calls through JNI is a public static method here. Reflection and
+ * py4j's rules live in Java; the C side caches what these methods answer and makes the
+ * calls itself.
  *
  * <p>Errors: a {@link BridgeException} is the bridge refusing (it becomes Py4JError
  * with the exception's message); any other Throwable is a Java error
@@ -152,7 +153,7 @@ public final class Bridge {
         return descriptor(f.getType());
     }
 
-    /* The MEMBER_* numbers are jni/inproc_internal.h's p4jj_static_kind (checked by
+    /* The MEMBER_* numbers are bridge/inproc/inproc_internal.h's p4jj_static_kind (checked by
      * tests/python/test_source_layout.py). */
     /** {@link #staticMemberKind}: no public static member of that name. */
     public static final int MEMBER_NONE = 0;

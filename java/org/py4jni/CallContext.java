@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * loader while it runs them (null: the thread's own), and whatever a subclass adds
  * ({@link #entered}, {@link #left}: a taken-over program's state, for instance).
  *
- * <p>The C side (jni/inproc.c) remembers per thread the id of the context it entered
+ * <p>The C side (bridge/inproc/inproc.c) remembers per thread the id of the context it entered
  * last and calls {@link #enter} only when a call comes through a client of another
  * context, so a thread that keeps to one client pays a compare per call. A context
  * entered stays the thread's until another is entered: Java code that changes the

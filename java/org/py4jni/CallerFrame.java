@@ -20,7 +20,7 @@ import java.util.ArrayDeque;
  * accepts (asked through {@link Bridge#callerSensitive}) through the invoke* methods
  * here, so that their caller is this class, on the same loader and in the same
  * (unnamed) module as py4j's. Decided once per resolved method
- * (jni/inproc_callers.c). Constructors are never caller-sensitive (the annotation
+ * (bridge/inproc/inproc_callers.c). Constructors are never caller-sensitive (the annotation
  * targets methods only).
  *
  * <p>Each invoke* method is called by JNI and calls {@link #call}, which calls

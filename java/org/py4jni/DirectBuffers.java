@@ -5,7 +5,7 @@ import java.nio.ByteBuffer;
 
 /**
  * Lifetime of the direct ByteBuffers py4jni makes over Python memory
- * ({@code gateway.direct_buffer(obj)}, jni/inproc_buffers.c). Each buffer is registered
+ * ({@code gateway.direct_buffer(obj)}, bridge/inproc/inproc_buffers.c). Each buffer is registered
  * with a Cleaner; once the buffer is unreachable (slices, duplicates and views keep it
  * reachable: they hold it as their attachment), the Cleaner's daemon thread calls the
  * native {@link #release(long)}, which lets Python release the buffer export and the
@@ -22,6 +22,6 @@ public final class DirectBuffers {
         CLEANER.register(buffer, () -> release(handle)); /* holds the handle, never the buffer */
     }
 
-    /** Bound by jni/inproc_buffers.c: hands the Python memory back to Python. */
+    /** Bound by bridge/inproc/inproc_buffers.c: hands the Python memory back to Python. */
     private static native void release(long handle);
 }

@@ -8,7 +8,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * One Java method that Python implements: an interface method called on a Python
  * proxy, or a {@code native} method bound with {@code register_natives}. The C side
- * (jni/callbacks.c) reads the final fields once per id and caches what it needs, so a
+ * (bridge/inproc/callbacks.c) reads the final fields once per id and caches what it needs, so a
  * callback passes this object and C looks its id up in an array.
  */
 final class PythonMethod {

@@ -13,7 +13,7 @@ import java.lang.reflect.Proxy;
  * and the binding drops its reference to the Python object under the GIL. The C side
  * keeps a weak reference to reuse one proxy per Python object while it lives.
  *
- * <p>Callers: the C side (jni/callbacks.c) and {@link PythonEntryPoint}. Any thread.
+ * <p>Callers: the C side (bridge/inproc/callbacks.c) and {@link PythonEntryPoint}. Any thread.
  */
 public final class PythonProxies {
     private static final Cleaner CLEANER = Cleaner.create();

@@ -6,7 +6,7 @@ import java.lang.reflect.Method;
 
 /**
  * The InvocationHandler behind every Python proxy: forwards each call to Python
- * through one native method (registered by jni/callbacks.c). `handle` is the binding's
+ * through one native method (registered by bridge/inproc/callbacks.c). `handle` is the binding's
  * opaque reference to the Python object; the proxy owns one count of it, given back by
  * a Cleaner when the proxy becomes unreachable (see {@link PythonProxies}).
  *

@@ -1,4 +1,4 @@
-/* jni/inproc_bulk.h - the in-process transport's bulk operations (the optional ops at
+/* bridge/inproc/inproc_bulk.h - the in-process transport's bulk operations (the optional ops at
  * the end of p4j_client_ops): batched walks over collections and collection building
  * (inproc_collections.c, Java side org.py4jni.Cursor and org.py4jni.Bulk), primitive
  * array regions (inproc_arrays.c).

@@ -1,4 +1,4 @@
-/* jni/idtable.h - dense id -> pointer tables: lock-free reads, serialised inserts.
+/* bridge/inproc/idtable.h - dense id -> pointer tables: lock-free reads, serialised inserts.
  *
  * Two levels (chunks of 1024 slots, allocated on first use) so that the table never
  * moves: a reader holding a slot's address is never invalidated. Entries are never

@@ -1,4 +1,4 @@
-/* jni/inproc_collections.c - batched collection walks and collection building for the
+/* bridge/inproc/inproc_collections.c - batched collection walks and collection building for the
  * in-process transport (see inproc_bulk.h; Java side: org.py4jni.Cursor and Bulk).
  *
  * A walk moves a chunk of elements into flat Java arrays (kinds, bits, chars, refs)

@@ -1,4 +1,4 @@
-/* jni/inproc_internal.h - shared pieces of the in-process transport.
+/* bridge/inproc/inproc_internal.h - shared pieces of the in-process transport.
  *
  * p4jj_class: one per Java class the bridge has touched, found by a dense id that the
  * helper's Bridge.classInfo hands out; holds the class's member cache.
@@ -109,8 +109,8 @@ typedef struct p4jj_class {
     jclass cls; /* global ref */
     uint32_t id;
     char role;  /* wire letter of instances: 'r', 'l', 's', ... (Bridge.classInfo) */
-    uint8_t cb_state; /* jni/callbacks.c: whether instances are Python proxies (a cache) */
-    uint8_t buf_kind; /* jni/inproc_buffers.c: what instances are as buffers (a cache) */
+    uint8_t cb_state; /* bridge/inproc/callbacks.c: whether instances are Python proxies (a cache) */
+    uint8_t buf_kind; /* bridge/inproc/inproc_buffers.c: what instances are as buffers (a cache) */
     pthread_mutex_t lock;
     p4jj_member *buckets[P4J_CLASS_BUCKETS]; /* read with __atomic acquire loads */
 } p4jj_class;

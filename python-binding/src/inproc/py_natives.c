@@ -1,6 +1,7 @@
-/* python-binding/src/py_natives.c - register_natives: Java `native` methods implemented by
- * Python callables (jni/include/natives.h builds a libffi closure per method; the calls run
- * through the callback hooks of py_callbacks.c with the callable as target).
+/* python-binding/src/inproc/py_natives.c - register_natives: Java `native` methods
+ * implemented by Python callables (bridge/inproc/include/natives.h builds a libffi closure
+ * per method; the calls run through the callback hooks of py_callbacks.c with the callable
+ * as target).
  *
  * Validation of the mapping (names, overloads, arity) is in py4jni/callbacks.py; this
  * file lists a class's natives and binds the chosen ones.

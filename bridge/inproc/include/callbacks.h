@@ -1,5 +1,5 @@
-/* jni/include/callbacks.h - Java calls Python: proxies (py4j callbacks) and the dispatch that
- * Python-implemented natives (jni/natives.c) share.
+/* bridge/inproc/include/callbacks.h - Java calls Python: proxies (py4j callbacks) and the
+ * dispatch that Python-implemented natives (bridge/inproc/natives.c) share.
  *
  * Nothing here knows of Python. The binding installs hooks (p4j_cb_install); a "target"
  * is the binding's opaque handle on a Python object, counted by retain/release. Java
@@ -49,7 +49,7 @@ typedef struct p4j_cb_method {
     char params[P4J_CB_MAX_ARGS]; /* per parameter: its descriptor's first letter,
                                      but 's' for String and 'j' for byte[] */
     char ret;                /* first descriptor letter of the return type     */
-    /* private to jni/ */
+    /* private to bridge/inproc/ */
     char *ret_desc;          /* full return descriptor                         */
     jclass ret_cls;          /* reference returns: the class (global ref)      */
     uint8_t ret_conv[16];    /* reference returns: p4j_conv per argument key   */
@@ -116,7 +116,7 @@ void *p4j_cb_proxy_target(const p4j_ref *ref);
  * org.py4jni.PythonEntryPoint.get(Class[]). clear_only: clear only if it is `target`. */
 p4j_status p4j_cb_entry_point_set(void *target, bool clear_only, p4j_error *err);
 
-/* ------------------------------------------------- shared with jni/natives.c */
+/* ------------------------------------------------- shared with bridge/inproc/natives.c */
 
 /* Resolves the lazily initialised callback machinery (classes, natives). */
 p4j_status p4j_cb_ready(JNIEnv *env, p4j_error *err);

@@ -1,5 +1,6 @@
-/* python-binding/src/py_signals.c - the binding's side of Ctrl-C into Java calls
- * (jni/include/jvm_signals.h): which thread is Python's main thread (the one that runs
+/* python-binding/src/interrupts.c - the binding's side of Ctrl-C into Java calls
+ * (process signals, jni/include/jvm_signals.h; py4j's Signal, a receiver mechanism, is
+ * py4jni/signals.py): which thread is Python's main thread (the one that runs
  * signal handlers), the Java call window around the GIL release of the in-process
  * client's calls, and the pending Python handlers run before a Java call that may wait
  * and before a Java error is raised. Python's signal.signal tells the C side about

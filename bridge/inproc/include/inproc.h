@@ -1,5 +1,5 @@
-/* jni/include/inproc.h - the in-process transport's constructor: py4j's command set
- * through JNI (jni/inproc.c). The binding reaches the rest through the client's ops. */
+/* bridge/inproc/include/inproc.h - the in-process transport's constructor: py4j's command set
+ * through JNI (bridge/inproc/inproc.c). The binding reaches the rest through the client's ops. */
 #ifndef P4J_INPROC_H
 #define P4J_INPROC_H
 

@@ -1,4 +1,4 @@
-/* jni/inproc.c - the in-process transport: p4j_client_ops through JNI.
+/* bridge/inproc/inproc.c - the in-process transport: p4j_client_ops through JNI.
  *
  * The hot entry points (call, construct, field get/set) push no local frame: they
  * delete the local references they create one by one (hot_enter). The others run
@@ -244,7 +244,7 @@ call_member(JNIEnv *env, p4jj_class *pc, p4jj_member *m, const p4j_ref *target, 
 #define SHORT_CALL_MAX_CHARS 65536
 
 /* For P4J_CALL_LOCK_HELD: the member of kind `kind` of a call that may keep the caller's
- * lock (cached already, on the allowlist of jni/inproc_short.c, short String arguments,
+ * lock (cached already, on the allowlist of bridge/inproc/inproc_short.c, short String arguments,
  * the thread attached, the target's class known), else NULL. Sets *penv to the thread's
  * env when it returns a member. Calls no Java. */
 static inline __attribute__((always_inline)) p4jj_member *

@@ -1,4 +1,4 @@
-/* jni/natives.c - Python-implemented native methods through libffi (see natives.h). */
+/* bridge/inproc/natives.c - Python-implemented native methods through libffi (see natives.h). */
 #include "natives.h"
 
 #include <ffi.h>

@@ -1,4 +1,4 @@
-/* jni/inproc_convert.c - p4j_value <-> jvalue for the in-process transport. */
+/* bridge/inproc/inproc_convert.c - p4j_value <-> jvalue for the in-process transport. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

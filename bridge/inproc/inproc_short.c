@@ -1,4 +1,4 @@
-/* jni/inproc_short.c - which resolved methods are "short calls": a caller holding the
+/* bridge/inproc/inproc_short.c - which resolved methods are "short calls": a caller holding the
  * Python GIL may keep it across them (P4J_CALL_LOCK_HELD).
  *
  * Keeping the GIL around a Java call is safe only when the call can neither block nor

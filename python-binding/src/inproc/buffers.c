@@ -1,5 +1,5 @@
-/* python-binding/src/buffers.c - zero-copy buffers between Python and Java, in-process
- * only (jni/include/inproc_buffers.h does the JNI side).
+/* python-binding/src/inproc/buffers.c - zero-copy buffers between Python and Java, in-process
+ * only (bridge/inproc/include/inproc_buffers.h does the JNI side).
  *
  * direct_buffer(client, obj): a Java direct ByteBuffer over the memory of a writable,
  * C-contiguous Python buffer (bytearray, numpy array, mmap). The Py_buffer export is

@@ -1,6 +1,6 @@
-/* python-binding/src/py_callbacks.c - Python objects Java calls (the hooks of
- * jni/include/callbacks.h): py4j-style proxies, the Python entry point, and the dispatch that
- * Python-implemented natives (py_natives.c) share.
+/* python-binding/src/inproc/py_callbacks.c - Python objects Java calls (the hooks of
+ * bridge/inproc/include/callbacks.h): py4j-style proxies, the Python entry point, and the
+ * dispatch that Python-implemented natives (py_natives.c) share.
  *
  * A handle (p4j_pyhandle) holds one Python object for Java. Its count says how many
  * Java owners it has (each proxy, the entry-point slot, each native closure) plus

@@ -1,4 +1,5 @@
-/* jni/include/inproc_buffers.h - zero-copy buffers between Python and Java (in-process only).
+/* bridge/inproc/include/inproc_buffers.h - zero-copy buffers between Python and Java
+ * (in-process only).
  *
  * p4j_inproc_direct_buffer wraps memory the caller owns as a java.nio direct ByteBuffer
  * (NewDirectByteBuffer, no copy) and has org.py4jni.DirectBuffers register it with a

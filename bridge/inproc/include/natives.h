@@ -1,11 +1,11 @@
-/* jni/include/natives.h - Java `native` methods implemented by Python callables.
+/* bridge/inproc/include/natives.h - Java `native` methods implemented by Python callables.
  *
  * Each method gets a libffi closure built for its exact JNI signature and is bound
  * with RegisterNatives: Java calls it like any native method (no boxing, no
  * reflection, no Proxy). The closure converts the raw JNI arguments into p4j_values
  * (primitives directly, String/byte[] by their parameter type, other objects by their
- * runtime class) and runs the callback hooks of jni/include/callbacks.h with a method flagged
- * P4J_CB_CALL_TARGET (the target is the callable). Nothing here knows of Python.
+ * runtime class) and runs the callback hooks of bridge/inproc/include/callbacks.h with a
+ * method flagged P4J_CB_CALL_TARGET (the target is the callable). Nothing here knows of Python.
  */
 #ifndef P4J_NATIVES_H
 #define P4J_NATIVES_H

@@ -1,4 +1,4 @@
-/* jni/inproc_resolve.c - class registry and the (class, name, argument kinds) cache.
+/* bridge/inproc/inproc_resolve.c - class registry and the (class, name, argument kinds) cache.
  *
  * Resolution runs in Java (org.py4jni.Bridge) on a miss; the hit path is a hash, a
  * lock-free walk of one bucket and a key compare.

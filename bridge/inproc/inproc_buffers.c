@@ -1,4 +1,4 @@
-/* jni/inproc_buffers.c - zero-copy buffers (see inproc_buffers.h). */
+/* bridge/inproc/inproc_buffers.c - zero-copy buffers (see inproc_buffers.h). */
 #include "inproc_buffers.h"
 
 #include <limits.h>

@@ -1,4 +1,4 @@
-/* python-binding/src/socket_callbacks.c - the C half of callbacks in socket mode.
+/* python-binding/src/socket/socket_callbacks.c - the C half of callbacks in socket mode.
  *
  * py4jni/socket_callbacks.py runs py4j's callback server (sockets, threads, the proxy
  * pool); this file gives it the codec, so that callback arguments decode exactly as

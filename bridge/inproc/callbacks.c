@@ -1,4 +1,4 @@
-/* jni/callbacks.c - Java calls Python (see callbacks.h).
+/* bridge/inproc/callbacks.c - Java calls Python (see callbacks.h).
  *
  * The Java half lives in org.py4jni.Python*: a Proxy's InvocationHandler calls the
  * native PythonProxyHandler.call registered here; PythonProxies.retain/release move
@@ -1030,7 +1030,7 @@ p4j_status p4j_cb_entry_point_set(void *target, bool clear_only, p4j_error *err)
     return p4j_jvm_capture_exception(env, err);
 }
 
-/* ------------------------------------------------- natives describe (jni/natives.c) */
+/* ------------------------------------------------- natives describe (bridge/inproc/natives.c) */
 
 jobjectArray p4j_cb_describe_natives(JNIEnv *env, jclass cls, p4j_error *err)
 {

@@ -1,4 +1,4 @@
-/* jni/inproc_arrays.c - primitive array regions for the in-process transport (see
+/* bridge/inproc/inproc_arrays.c - primitive array regions for the in-process transport (see
  * inproc_bulk.h). Reads and writes are one Get/Set<Type>ArrayRegion each: a copy, no
  * Java call and never a critical region, so no JNI state outlives the operation. */
 #include "inproc_bulk.h"

@@ -1,5 +1,6 @@
-/* jni/signals.c - Ctrl-C into the main thread's Java call; Java's shutdown hooks on a
- * SIGINT/SIGTERM/SIGHUP left at its default action (see jvm_signals.h).
+/* jni/jvm_signals.c - Ctrl-C into the main thread's Java call; Java's shutdown hooks on a
+ * SIGINT/SIGTERM/SIGHUP left at its default action (see jvm_signals.h). Process signals,
+ * that is: py4j's Signal (a receiver mechanism) is python-binding/py4jni/signals.py.
  *
  * The main thread's call window is one atomic word, `window`: a sequence number (one
  * more for each window the main thread opens) and a state in the low two bits:

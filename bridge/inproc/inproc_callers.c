@@ -1,4 +1,4 @@
-/* jni/inproc_callers.c - a Java caller for caller-sensitive methods.
+/* bridge/inproc/inproc_callers.c - a Java caller for caller-sensitive methods.
  *
  * A caller-sensitive JDK method (Logger.getLogger, Class.forName, setAccessible, ...)
  * asks the JVM for the class that called it; called by JNI from a thread with no Java
