@@ -6,7 +6,7 @@ Backends: ``stock`` (py4j from the venv, the program's own java child) and ``inp
 
 - ``FIX-CALL``: 1000 entry-point calls (``add(1, 2)``) of the project's fixture program
   (tests/java/org/py4jni/fixtures/launch/LaunchMain.java, Popened as
-  tests/python/launch_program.py does);
+  tests/python/frameworks/launch_program.py does);
 - ``SDS-CALL``: 1000 calls of SystemDS's entry point (``getConnection()``);
 - ``SDS-SCALAR``: 1000 small SystemDS operations, ``(sds.scalar(3) + 4).compute()`` (a
   DML script compiled and run in SystemDS's Java code, with its py4j calls);

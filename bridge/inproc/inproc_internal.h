@@ -54,7 +54,7 @@ typedef enum p4j_rconv {
 } p4j_rconv;
 
 /* What a name is on a class, as org.py4jni.Bridge.staticMemberKind answers (its
- * MEMBER_* constants; tests/python/test_source_layout.py checks that the two agree). */
+ * MEMBER_* constants; tests/python/project/test_source_layout.py checks that the two agree). */
 typedef enum p4jj_static_kind {
     P4JJ_STATIC_NONE = 0,   /* no public static member of that name */
     P4JJ_STATIC_FIELD = 1,  /* a public static field                */

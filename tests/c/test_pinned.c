@@ -4,7 +4,7 @@
  * out again on the same connection; a thread's connection closes when it exits; ops->
  * serve answers commands on an accepted connection, with and without py4j's auth; a
  * peer that breaks the connection mid-callback gives P4J_ERR_NETWORK. (The real Java
- * ClientServer is exercised by tests/python/test_clientserver_socket.py.) */
+ * ClientServer is exercised by tests/python/socket_mode/test_clientserver_socket.py.) */
 #define _GNU_SOURCE 1
 #include <netinet/in.h>
 #include <pthread.h>

@@ -3,7 +3,7 @@
  * (a P-256 key, self-signed for "localhost"): calls over TLS from a pooled and a pinned
  * client, a certificate that is not trusted, the host name check as asked, and a served
  * connection (ops->serve) whose handshake the transport runs as server. (Against py4j's
- * own Java servers: tests/python/test_tls.py.) The transport is not linked with OpenSSL:
+ * own Java servers: tests/python/socket_mode/test_tls.py.) The transport is not linked with OpenSSL:
  * it resolves it at run time from the libssl this test links, which the first test
  * checks. */
 #define _GNU_SOURCE 1

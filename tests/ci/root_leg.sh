@@ -53,5 +53,5 @@ fi
 # test_perf_harness drives perf/bench.py, whose backends (JPype, matplotlib) are
 # installed only in the default leg; PySpark is not installed here (its module skips).
 P4J_CHECK_JNI=1 "$venv/bin/python" -m pytest -p no:faulthandler -p no:cacheprovider -q \
-    --ignore=tests/python/test_perf_harness.py tests/python || status=1
+    --ignore=tests/python/perf_harness/test_perf_harness.py tests/python || status=1
 exit $status

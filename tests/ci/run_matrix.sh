@@ -6,7 +6,7 @@
 #   py-ft           a free-threaded CPython (--disable-gil) built once from Debian's newest
 #                   python3.X source the archive serves (tests/ci/freethreaded_python.sh)
 #                   with JDK 17: the extension must leave the GIL off on import, then
-#                   pytest (both transports), tests/python/test_thread_stress.py included;
+#                   pytest (both transports), tests/python/core/test_thread_stress.py included;
 #                   not in the default set yet: one whole-suite run of three aborted
 #                   there (a segfault in CPython's eval loop, not reproduced since)
 #   jdk25           the Java self-test and pytest with Temurin 25 (P4J_JDK25, default
@@ -77,7 +77,7 @@ print("   free-threaded: the GIL stays off after importing py4jni")' || status=1
     # test_perf_harness drives perf/bench.py, whose backends (JPype, matplotlib) are
     # installed only in the default leg.
     P4J_CHECK_JNI=1 "$P4J_VENV/bin/python" -m pytest -p no:faulthandler -q \
-        --ignore=tests/python/test_perf_harness.py tests/python || status=1
+        --ignore=tests/python/perf_harness/test_perf_harness.py tests/python || status=1
     exit $status
   )
 }

@@ -61,18 +61,18 @@ env LD_PRELOAD="$libasan" PYTHONMALLOC=malloc P4J_EXIT_STRESS_RUNS="${P4J_EXIT_S
     UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$reports/ubsan" \
     PYTHONPATH="$build/python" P4J_FIXTURES_JAR="$build/tests/py4jni-test-fixtures.jar" \
     "$P4J_VENV/bin/python" -m pytest -p no:faulthandler -q tests/python \
-    --deselect "tests/python/test_callbacks.py::test_reentrancy_120_levels" \
-    --deselect "tests/python/test_callbacks.py::test_reentrancy_on_java_thread" \
-    --deselect "tests/python/test_callbacks.py::test_reentrancy_1000_levels_with_bigger_stack" \
-    --ignore "tests/python/test_callback_depth.py" \
-    --ignore "tests/python/test_perf_harness.py" \
-    --ignore "tests/python/test_framework_bench.py" \
-    --ignore "tests/python/test_instruction_gate.py" \
-    --ignore "tests/python/test_pyspark.py" --ignore "tests/python/test_pyflink.py" \
-    --ignore "tests/python/test_pyspark_dataplane.py" \
-    --ignore "tests/python/test_pyspark_packages.py" --ignore "tests/python/test_delta.py" \
-    --ignore "tests/python/test_spark_cluster.py" \
-    --ignore "tests/python/test_pyflink_cluster.py" \
+    --deselect "tests/python/callbacks/test_callbacks.py::test_reentrancy_120_levels" \
+    --deselect "tests/python/callbacks/test_callbacks.py::test_reentrancy_on_java_thread" \
+    --deselect "tests/python/callbacks/test_callbacks.py::test_reentrancy_1000_levels_with_bigger_stack" \
+    --ignore "tests/python/callbacks/test_callback_depth.py" \
+    --ignore "tests/python/perf_harness/test_perf_harness.py" \
+    --ignore "tests/python/perf_harness/test_framework_bench.py" \
+    --ignore "tests/python/perf_harness/test_instruction_gate.py" \
+    --ignore "tests/python/frameworks/test_pyspark.py" --ignore "tests/python/frameworks/test_pyflink.py" \
+    --ignore "tests/python/frameworks/test_pyspark_dataplane.py" \
+    --ignore "tests/python/frameworks/test_pyspark_packages.py" --ignore "tests/python/frameworks/test_delta.py" \
+    --ignore "tests/python/frameworks/test_spark_cluster.py" \
+    --ignore "tests/python/frameworks/test_pyflink_cluster.py" \
     "$@" || status=1
 if compgen -G "$reports/*" >/dev/null; then
   echo "run_sanitizers.sh: sanitizer reports:" >&2

@@ -7,7 +7,7 @@ py4jni's socket mode). A test that applies to one mode only says why with
 
 tests/run_all.sh runs pytest with ``-p no:faulthandler`` (docs/guide.md, "faulthandler and
 pytest": not needed since HotSpot's handlers are chained; a hang's traceback comes from
-the tests' own time-outs), and tests/python/test_fault_signals.py checks the orders
+the tests' own time-outs), and tests/python/process/test_fault_signals.py checks the orders
 pytest's plugin uses.
 
 The run owns what it starts: py4jni's class-data-sharing archives (XDG_CACHE_HOME) and

@@ -154,7 +154,7 @@ public final class Bridge {
     }
 
     /* The MEMBER_* numbers are bridge/inproc/inproc_internal.h's p4jj_static_kind (checked by
-     * tests/python/test_source_layout.py). */
+     * tests/python/project/test_source_layout.py). */
     /** {@link #staticMemberKind}: no public static member of that name. */
     public static final int MEMBER_NONE = 0;
     /** {@link #staticMemberKind}: a public static field. */
