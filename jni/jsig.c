@@ -11,7 +11,7 @@
  * provides the three functions (this extension is made global before the JVM starts:
  * p4j_jsig_prepare) and keeps the other half itself: the program's handler of each
  * signal is what it installed last, and HotSpot's own handler stays installed. Python's
- * faulthandler and signal.signal go through py4jni/_signals.py, which calls
+ * faulthandler and signal.signal go through py4jni/_os_signals.py, which calls
  * p4j_jsig_adopt after each change: the handler the change installed becomes the
  * program's (chained) one and HotSpot's is put back.
  *

@@ -21,7 +21,7 @@ def main(argv: list[str]) -> int:
     if not argv or argv[0] != "run":
         print(USAGE, file=sys.stderr)
         return 2
-    from ._run import run
+    from ._run import run  # deferred: the usage text needs none of it
     return run(argv[1:])
 
 

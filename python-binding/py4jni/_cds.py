@@ -192,7 +192,7 @@ def _archive_options(helper_jar: str, libjvm: str | None,
     there; otherwise starts its creation in the background and returns []. On an AOT
     JDK with module options among ``user_options``: [] (the JDK's own archive), since
     HotSpot then rejects the AOT cache, made without them, and maps no archive at all."""
-    from . import _py4jni
+    from . import _py4jni  # deferred: the extension loads when a JVM is to start
     try:
         found = _py4jni.find_libjvm(libjvm)
     except (FileNotFoundError, OSError):
@@ -241,7 +241,7 @@ def _classpath_options(helper_jar: str, libjvm: str | None, classpath: str,
     (``-XX:DumpLoadedClassList``), and when the process exits a background
     ``java -Xshare:dump`` makes the archive from that list (JDK 24+: with
     ``-XX:+AOTClassLinking``, classes stored linked), for later starts."""
-    from . import _py4jni
+    from . import _py4jni  # deferred: the extension loads when a JVM is to start
     try:
         found = _py4jni.find_libjvm(libjvm)
     except (FileNotFoundError, OSError):

@@ -20,6 +20,8 @@ from typing import Any
 
 from . import _py4jni, _transports
 from . import protocol as proto
+from ._base import GatewayProperty, _log
+from .java_gateway import GatewayConnection, GatewayConnectionGuard
 from .protocol import Py4JError, Py4JNetworkError
 
 #: py4j's sentinel that stops a ClientServer's FinalizerWorker (py4jni.clientserver).
@@ -34,11 +36,6 @@ def _speaks_py4j(client: Any) -> bool:
 
 def _pinned(client: Any) -> bool:
     return bool(client.caps & _py4jni.CAP_PINNED)
-
-
-def _log() -> Any:
-    from .java_gateway import _log as log
-    return log()
 
 
 def send_command(client: Any, command: str, retry: bool = True, binary: bool = False) -> Any:
@@ -83,11 +80,10 @@ def send_command(client: Any, command: str, retry: bool = True, binary: bool = F
 def _send_binary(client: Any, command: str) -> tuple[str, Any]:
     """``send_command(command, binary=True)``: a connection of its own (a
     ClientServerConnection in pinned-thread mode, whose Java callbacks run here)."""
-    from .java_gateway import GatewayConnection, GatewayConnectionGuard
     connection: Any
     if _pinned(client):
+        # deferred: py4j's clientserver module, for pinned-thread clients only
         from .clientserver import ClientServerConnection
-        from .java_gateway import GatewayProperty
         prop = client.gateway_property or GatewayProperty(False, None)
         connection = ClientServerConnection(client.java_parameters, client.python_parameters,
                                             prop, client)

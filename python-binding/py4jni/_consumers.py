@@ -7,7 +7,7 @@ from queue import Queue
 from typing import Any, Callable
 
 from .compat import CompatThread
-from .java_gateway import quiet_close
+from ._base import quiet_close
 from .protocol import smart_decode
 
 

@@ -1,12 +1,12 @@
-"""Extension points between the gateway core and the layers above it.
+"""Extension points between the gateway core and the layers beside it: a registry.
 
-The gateway calls these functions; the collections layer (argument conversion,
-arrays) and the callback layer (Python proxies) fill them in. Each function here is
-the single place the core asks. (Python proxies, objects whose class has
-``Java.implements``, are converted by the C core before ARG_CONVERTERS are tried:
-python-binding/src/inproc/py_callbacks.c in-process; in socket mode
-python-binding/src/socket/socket_callbacks.c with the client's ``proxy_hook`` from
-py4jni/socket_callbacks.py.)
+The gateway calls these; the collections layer (argument conversion, arrays) and the
+in-process callback layer fill them in when they are imported, so that neither the
+gateway nor this module imports them. Each is the single place the core asks. (Python
+proxies, objects whose class has ``Java.implements``, are converted by the C core
+before ARG_CONVERTERS are tried: python-binding/src/inproc/py_callbacks.c in-process;
+in socket mode python-binding/src/socket/socket_callbacks.c with the client's
+``proxy_hook`` from py4jni/socket_mode/callbacks.py.)
 """
 from __future__ import annotations
 
@@ -68,14 +68,13 @@ def new_array(gateway: Any, java_class: Any, *dimensions: int) -> Any:
     raise Py4JError("py4jni: new_array is not available in this build")
 
 
-def start_callback_server(gateway: Any, params: Any) -> bool:
-    """In-process callbacks need no server; the callback layer may replace this."""
-    return True
+#: Called with the gateway by JavaGateway.shutdown and close, before its client closes
+#: (the collections layer drops its per-client class cache; the callback layer withdraws
+#: the Python entry point it set).
+BEFORE_SHUTDOWN: list[Callable[[Any], None]] = []
 
 
 def before_shutdown(gateway: Any) -> None:
-    """Called by JavaGateway.shutdown before the client closes."""
-    from . import java_collections  # drops its per-client class cache
-    java_collections.forget_client(gateway._gateway_client)
-    from . import callbacks  # withdraws its Python entry point, where there is one
-    callbacks.detach(gateway)
+    """Runs BEFORE_SHUTDOWN's steps for ``gateway``, in the order they were added."""
+    for step in list(BEFORE_SHUTDOWN):
+        step(gateway)

@@ -42,6 +42,8 @@ import sys
 import threading
 
 from . import _switch
+from ._base import helper_jar_path
+from .protocol import Py4JAuthenticationError, Py4JError
 
 TYPE_CHECKING = False  # typing's constant without importing typing
 if TYPE_CHECKING:
@@ -110,7 +112,7 @@ def _taken(command: JavaCommand | NotTaken) -> TypeGuard[JavaCommand]:
 
 
 def _not_taken(reason: str) -> NotTaken:
-    from ._java_command import NotTaken
+    from ._java_command import NotTaken  # deferred: see _command
     return NotTaken(reason)
 
 
@@ -147,6 +149,7 @@ def _popen_command(args: Any, executable: Any, shell: Any, env: Any, cwd: Any,
 
 def _command(argv: Sequence[str], env: Mapping[str, str] | None, cwd: Any) -> JavaCommand | NotTaken:
     """The JavaCommand of ``argv`` when the rule takes it over."""
+    # deferred: the parsers load at the first launch, not at the switch's start-up
     from . import _class_path, _java_command
     if cwd is not None and os.path.realpath(os.fsdecode(cwd)) != os.path.realpath(os.getcwd()):
         return _not_taken("a launch in another directory runs as written")
@@ -203,9 +206,9 @@ def _launcher() -> Any:
     gateway = _state.get("gateway")
     if gateway is not None:
         return gateway
+    # deferred: the extension and the gateway (~10 ms) load when a launch is taken over
     from . import _py4jni
-    from .java_gateway import JavaGateway, helper_jar_path
-    from .protocol import Py4JError
+    from .java_gateway import JavaGateway
     try:
         client = _py4jni.inproc_client(helper_jar_path(), join=True)
     except Py4JError:
@@ -219,8 +222,8 @@ def _start_jvm(cmd: JavaCommand, env: Mapping[str, str] | None, classpath_cds: b
     """The first launch: the JVM with the command's class path, options and
     environment (the JVM takes its copy at start; this process keeps its own);
     ``classpath_cds``: an archive of the class path's classes too (py4jni/_cds.py)."""
-    from . import _cds
-    from .java_gateway import JavaGateway
+    from . import _cds  # deferred: as in _gateway
+    from .java_gateway import JavaGateway  # deferred: as in _gateway
     before = dict(os.environ)
     if env is not None:
         os.environ.clear()
@@ -412,8 +415,7 @@ class _Launch:
 def _start(cmd: JavaCommand, env: Mapping[str, str] | None, streams: list[str],
            classpath_cds: bool) -> Any:
     """The program started in this process's JVM (started now for a first launch)."""
-    from . import _py4jni
-    from .protocol import Py4JError
+    from . import _py4jni  # deferred: as in _gateway
     with _lock:
         gateway = _launcher()
         first = gateway is None
@@ -530,7 +532,7 @@ def _spawn_wrapper(real: Any, search: bool) -> Any:
             argv_list = [os.fsdecode(a) for a in argv]
             exe = os.fsdecode(path)
             if search and os.sep not in exe:
-                from ._java_command import _which
+                from ._java_command import _which  # deferred: see _command
                 exe = _which(exe, None, os.getcwd()) or exe
             if argv_list and os.path.basename(exe) == "java" and \
                     _switch.settings().mode == "inproc":  # type: ignore[union-attr]
@@ -615,9 +617,7 @@ def _listen(gateway: Any) -> None:
 def _open(server: Any, program: Any, params: Any) -> tuple[Any, Any]:
     """A gateway's client over a taken-over program's server, and its entry point. A
     token that is not the server's raises as py4j's server refuses it."""
-    from . import _py4jni
-    from .java_gateway import helper_jar_path
-    from .protocol import Py4JAuthenticationError
+    from . import _py4jni  # deferred: as in _gateway
     gateway = _state["gateway"]
     token = _cls(gateway, "org.py4jni.Programs").authToken(server)
     if token is not None and getattr(params, "auth_token", None) != token:

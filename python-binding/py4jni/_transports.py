@@ -1,16 +1,17 @@
-"""The one place where the Python side of the two transports differs.
+"""What a transport is, and the in-process one: the one place where the Python side of
+the two transports differs.
 
 A gateway holds one ``Transport`` (``gateway._transport``), picked by
 ``java_gateway._choose_transport``; the gateway classes call its methods and never ask
 which mode they are in. The C extension does the same below them, through the client's
 ops and capabilities (bridge/client.h).
 
-- ``InprocTransport``: the JVM embedded in this process (py4jni/callbacks.py for
+- ``InprocTransport`` (here): the JVM embedded in this process (py4jni/callbacks.py for
   callbacks and the Python entry point);
-- ``SocketTransport``: a py4j GatewayServer over py4j's wire protocol
-  (py4jni/socket_callbacks.py for py4j's callback server);
-- ``PinnedTransport``: a py4j ClientServer's JavaServer, in py4j's pinned-thread mode
-  (py4jni/clientserver.py).
+- ``SocketTransport``: a py4j GatewayServer over py4j's wire protocol, and
+  ``PinnedTransport``: a py4j ClientServer's JavaServer, in py4j's pinned-thread mode
+  (both py4jni/socket_mode/transport.py; py4j's callback server and the pinned-thread
+  mode's PythonServer: py4jni/socket_mode/callbacks.py).
 """
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ if TYPE_CHECKING:  # typing is not imported at run time (import py4jni stays lig
     from typing import Any
 
 from . import _py4jni
-from .protocol import Py4JError
+from ._base import _POOL_ON_FIRST_USE, helper_jar_path
+from .protocol import ENTRY_POINT_OBJECT_ID, Py4JError
 
 
 class Transport:
@@ -52,9 +54,9 @@ class Transport:
         return None
 
     def start_callback_server(self, gateway: Any, params: Any) -> bool:
-        """Starts what Java needs to call Python; True when this call started it."""
-        from . import _hooks
-        return _hooks.start_callback_server(gateway, params)
+        """Starts what Java needs to call Python; True when this call started it (in-process
+        callbacks need no server: True)."""
+        return True
 
     def get_callback_server(self, gateway: Any) -> Any:
         """The running callback server, or None."""
@@ -69,9 +71,7 @@ class Transport:
 
     def proxy_pool(self, gateway: Any) -> Any:
         """py4j's PythonProxyPool of the gateway (in-process, Java holds Python objects
-        through JNI and the pool is only py4j's API: made on first use, since its module
-        imports socket and threading)."""
-        from .java_gateway import _POOL_ON_FIRST_USE
+        through JNI and the pool is only py4j's API: made on first use)."""
         return _POOL_ON_FIRST_USE
 
     def is_connected(self, client: Any) -> bool:
@@ -129,8 +129,7 @@ class InprocTransport(Transport):
 
     def connect(self, gateway: Any, classpath: Any, jvm_options: Any, libjvm: Any,
                 check_jni: bool, keep_signals: bool, cds: bool | str = True) -> Any:
-        from . import _cds
-        from .java_gateway import helper_jar_path
+        from . import _cds  # deferred: ~1 ms of `import py4jni`, needed once a JVM starts
         if isinstance(classpath, (list, tuple)):
             classpath = os.pathsep.join(classpath)
         classpath = classpath or os.environ.get("CLASSPATH") or None
@@ -146,10 +145,10 @@ class InprocTransport(Transport):
                                                  classpath)
         client = _py4jni.inproc_client(jar, classpath, jvm_options, libjvm, check_jni,
                                        keep_signals)
-        from . import _signals
+        from . import _os_signals  # deferred: as _cds, needed once a JVM starts
         if not keep_signals:  # -Xrs: SIGINT, SIGTERM and SIGHUP are Python's and ours
-            _signals.install()
-        _signals.chain_faults()  # HotSpot's SIGSEGV & co. stay first, chained
+            _os_signals.install()
+        _os_signals.chain_faults()  # HotSpot's SIGSEGV & co. stay first, chained
         return client
 
     def attach(self, gateway: Any) -> None:
@@ -158,7 +157,7 @@ class InprocTransport(Transport):
         params = gateway.callback_server_parameters
         if getattr(params, "propagate_java_exceptions", False) or \
                 gateway.python_server_entry_point is not None:
-            from . import callbacks
+            from . import callbacks  # deferred: see the comment above
             callbacks.attach(gateway)
 
     def attach_after(self, gateway: Any, start_callback_server: bool,
@@ -170,7 +169,6 @@ class InprocTransport(Transport):
         return gateway.jvm.org.py4jni.Bridge.isInstanceOf(java_object, java_class)
 
     def object_from_id(self, target_id: str, client: Any) -> Any:
-        from .protocol import ENTRY_POINT_OBJECT_ID
         ref = getattr(client, "_entry_point", None)
         entry = ref() if ref is not None else None
         if target_id == ENTRY_POINT_OBJECT_ID and entry is not None:
@@ -179,110 +177,9 @@ class InprocTransport(Transport):
                         "(keep the JavaObject itself)")
 
 
-class SocketTransport(Transport):
-    """A py4j GatewayServer over py4j's wire protocol."""
-
-    mode = "socket"
-    names_objects = True
-
-    def connect(self, gateway: Any, classpath: Any, jvm_options: Any, libjvm: Any,
-                check_jni: bool, keep_signals: bool, cds: bool | str = True) -> Any:
-        from .java_gateway import _connect_socket
-        return _connect_socket(gateway.gateway_parameters)
-
-    def gateway_server(self, client: Any) -> Any:
-        return _py4jni.object_ref(client, "GATEWAY_SERVER")  # py4j's fixed id
-
-    def default_entry_point(self, client: Any) -> Any:
-        return _py4jni.object_ref(client, "t")  # py4j's fixed id
-
-    def attach_after(self, gateway: Any, start_callback_server: bool,
-                     explicit_params: bool) -> None:
-        from . import socket_callbacks  # proxies, callback server
-        eager = start_callback_server or (explicit_params and
-                                          gateway.callback_server_parameters.eager_load)
-        try:
-            socket_callbacks.attach(gateway, explicit_params, eager)
-        except Exception:
-            gateway.close()  # ends the gateway; py4j would also stop the GatewayServer
-            raise
-
-    def start_callback_server(self, gateway: Any, params: Any) -> bool:
-        from . import socket_callbacks
-        try:
-            return socket_callbacks.start_callback_server(gateway, params)
-        except Exception:
-            gateway.close()  # ends the gateway (py4j: shutdown, stopping the server too)
-            raise
-
-    def get_callback_server(self, gateway: Any) -> Any:
-        from . import socket_callbacks
-        return socket_callbacks.get_callback_server(gateway)
-
-    def stop_server(self, gateway: Any, raise_exception: bool) -> None:
-        if gateway._gateway_client.closed:
-            return
-        try:
-            _py4jni.shutdown_server(gateway._gateway_client)
-        except Py4JError:
-            if raise_exception:
-                raise
-
-    def closes_only(self) -> bool:
-        return True
-
-    def proxy_pool(self, gateway: Any) -> Any:
-        from . import socket_callbacks
-        return socket_callbacks.pool_of(gateway)
-
-    def is_connected(self, client: Any) -> bool:
-        return not client.closed
-
-    def java_lang_class(self, java_class: Any) -> Any:
-        from .protocol import (END_COMMAND_PART, REFL_GET_JAVA_LANG_CLASS_SUB_COMMAND_NAME,
-                               REFLECTION_COMMAND_NAME, get_return_value)
-        client = java_class._gateway_client  # py4j's server has no ref for a class
-        answer = client.send_command(REFLECTION_COMMAND_NAME +
-                                     REFL_GET_JAVA_LANG_CLASS_SUB_COMMAND_NAME +
-                                     java_class._fqn + "\n" + END_COMMAND_PART)
-        return get_return_value(answer, client, java_class._fqn, "_java_lang_class")
-
-    def is_instance_of(self, gateway: Any, java_object: Any, java_class: Any) -> bool:
-        from ._py4jni import JavaObject
-        if isinstance(java_class, JavaObject):  # py4j: an object stands for its class,
-            its_class = java_class.getClass()   # a java.lang.Class for the class it is
-            if its_class.getName() != "java.lang.Class":
-                java_class = its_class
-        return gateway.jvm.py4j.reflection.TypeUtil.isInstanceOf(java_class, java_object)
-
-    def object_from_id(self, target_id: str, client: Any) -> Any:
-        return _py4jni.object_ref(client, target_id)
-
-
-class PinnedTransport(SocketTransport):
-    """The JavaServer of a py4j ClientServer, in py4j's pinned-thread mode (each thread
-    its own connection; Java's callbacks on it; see py4jni.clientserver)."""
-
-    def connect(self, gateway: Any, classpath: Any, jvm_options: Any, libjvm: Any,
-                check_jni: bool, keep_signals: bool, cds: bool | str = True) -> Any:
-        from .clientserver import JavaClient
-        return JavaClient(gateway.gateway_parameters, gateway.callback_server_parameters)
-
-    def attach_after(self, gateway: Any, start_callback_server: bool,
-                     explicit_params: bool) -> None:
-        from . import socket_callbacks  # proxies, command hook, PythonServer
-        eager = start_callback_server or gateway.callback_server_parameters.eager_load
-        try:
-            socket_callbacks.attach(gateway, explicit_params, eager, pinned=True)
-        except Exception:
-            gateway.close()
-            raise
-
-
-TRANSPORTS: dict[str, Transport] = {"inproc": InprocTransport(), "socket": SocketTransport()}
-#: A ClientServer's transport in socket mode (its clients' kind is "socket": objects are
-#: named as over any py4j socket).
-PINNED = PinnedTransport()
+#: The transports by client ``kind``; socket mode's (py4jni/socket_mode/transport.py)
+#: adds itself when the gateway module imports it.
+TRANSPORTS: dict[str, Transport] = {"inproc": InprocTransport()}
 
 
 def of(client: Any) -> Transport:

@@ -44,9 +44,9 @@ if TYPE_CHECKING:
     import weakref
     from typing import Any, Callable, Mapping
 
-from . import _py4jni
+from . import _hooks, _py4jni
 from ._py4jni import JavaClass
-from .protocol import Py4JError, Py4JJavaError
+from .protocol import Py4JError, Py4JJavaError, _callback_error_text
 
 __all__ = ["register_natives", "set_python_entry_point", "attach", "detach"]
 
@@ -56,46 +56,12 @@ __all__ = ["register_natives", "set_python_entry_point", "attach", "detach"]
 _PROPAGATE: "weakref.WeakKeyDictionary[Any, bool] | None" = None
 
 
-# Tracebacks longer than this keep their head and tail: a failure deep in nested
-# callbacks carries every inner traceback, and the text would grow with the square of
-# the depth.
-_MAX_TRACEBACK = 16 * 1024
-
-
 def _error_payload(client: Any, exc: BaseException) -> Any:
     """What Java throws for ``exc`` raised in a callback (called by the C layer): the
     traceback text (py4j's format), or the Java exception itself when propagating."""
     if isinstance(exc, Py4JJavaError) and _PROPAGATE and _PROPAGATE.get(client):
         return exc.java_exception
-    import traceback  # only for a failing callback (costs ms at the first gateway)
-    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    if len(text) > _MAX_TRACEBACK:
-        # nested callbacks embed each level's text in the next: past the limit the
-        # middle goes, and the innermost Java error (what went wrong) is named
-        head, tail = _MAX_TRACEBACK // 4, _MAX_TRACEBACK // 2
-        root = _innermost_error(text)
-        text = (f"{text[:head]}\n... ({len(text) - head - tail} characters omitted; "
-                f"innermost error: {root}) ...\n{text[-tail:]}")
-    return text
-
-
-def _innermost_error(text: str) -> str:
-    """The innermost error a nested callback's text names: the one an earlier cut named,
-    else the first Python or Java error line that is not a wrapper of the next level
-    (Py4JJavaError, Py4JException): each level's text comes before the one it wraps."""
-    marker = "innermost error: "
-    at = text.find(marker)
-    if at >= 0:
-        end = text.find(") ...\n", at)
-        return text[at + len(marker):end if end > 0 else at + 500]
-    import re
-    error = re.compile(r"[A-Za-z_][\w.$]*(Error|Exception|Exit|Interrupt)\b")
-    for line in text.splitlines():
-        line = line.removeprefix(": ")
-        if error.match(line) and not any(w in line.split(":", 1)[0] for w in
-                                         ("Py4JJavaError", "Py4JException", "Py4JError")):
-            return line[:500]
-    return "not named"
+    return _callback_error_text(exc)
 
 
 def attach(gateway: Any) -> None:
@@ -123,6 +89,9 @@ def detach(gateway: Any) -> None:
     if isinstance(client, _py4jni.Client) and client.caps & _py4jni.CAP_CALLBACKS and \
             not client.closed:
         _py4jni.set_python_entry_point(client, None)
+
+
+_hooks.BEFORE_SHUTDOWN.append(detach)
 
 
 def set_python_entry_point(gateway: Any, obj: Any) -> None:

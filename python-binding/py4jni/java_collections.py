@@ -60,7 +60,7 @@ from . import protocol as proto
 from ._py4jni import JavaArrayBase, JavaClass, JavaMember, JavaObject  # noqa: F401
 from .compat import (basestring, hasattr2, isbytearray, ispython3bytestr,  # noqa: F401
                      iteritems, next)
-from .java_gateway import get_method  # noqa: F401 - py4j exports it here too
+from ._base import get_method  # noqa: F401 - py4j exports it here too
 from .protocol import (Py4JError, Py4JJavaError, get_command_part,  # noqa: F401
                        get_return_value, register_input_converter,
                        register_output_converter)
@@ -1096,6 +1096,13 @@ def _install() -> None:
         if conv not in _hooks.ARG_CONVERTERS:
             _hooks.ARG_CONVERTERS.append(conv)
     _hooks.new_array = new_array
+    if _forget_gateway_client not in _hooks.BEFORE_SHUTDOWN:
+        _hooks.BEFORE_SHUTDOWN.append(_forget_gateway_client)
+
+
+def _forget_gateway_client(gateway: Any) -> None:
+    """Before a gateway shuts down: drops its client's class cache (forget_client)."""
+    forget_client(gateway._gateway_client)
 
 
 _install()

@@ -20,8 +20,32 @@ if TYPE_CHECKING:
 
     logger: logging.Logger  # made on first use by __getattr__ (see _logging)
 
-from . import _py4jni, _transports
+from . import _base, _hooks, _py4jni, _transports
 from . import protocol as proto
+# py4j's java_gateway defines these; py4jni's are made in _base, and are the same objects
+from ._base import (BUFFER_SIZE as BUFFER_SIZE,
+                    CallbackServerParameters as CallbackServerParameters,
+                    check_connection as check_connection,
+                    DEFAULT_ACCEPT_TIMEOUT_PLACEHOLDER as DEFAULT_ACCEPT_TIMEOUT_PLACEHOLDER,
+                    DEFAULT_ADDRESS as DEFAULT_ADDRESS, DEFAULT_PORT as DEFAULT_PORT,
+                    DEFAULT_PYTHON_PROXY_PORT as DEFAULT_PYTHON_PROXY_PORT,
+                    deprecated as deprecated, do_client_auth as do_client_auth,
+                    GatewayParameters as GatewayParameters,
+                    GatewayProperty as GatewayProperty,
+                    get_create_new_process_group_kwargs as get_create_new_process_group_kwargs,
+                    get_method as get_method, helper_jar_path as helper_jar_path,
+                    post_server_shutdown as post_server_shutdown,
+                    pre_server_shutdown as pre_server_shutdown,
+                    PY4J_SKIP_COLLECTIONS as PY4J_SKIP_COLLECTIONS, PY4J_TRUE as PY4J_TRUE,
+                    PythonProxyPool as PythonProxyPool, quiet_close as quiet_close,
+                    quiet_shutdown as quiet_shutdown,
+                    server_connection_error as server_connection_error,
+                    server_connection_started as server_connection_started,
+                    server_connection_stopped as server_connection_stopped,
+                    server_started as server_started, server_stopped as server_stopped,
+                    set_default_callback_accept_timeout as set_default_callback_accept_timeout,
+                    set_linger as set_linger, set_reuse_address as set_reuse_address)
+from ._base import _close_socket, _log, _subprocess
 from ._py4jni import JavaClass, JavaMember, JavaObject
 from .compat import basestring, hasattr2, range  # noqa: F401
 from .finalizer import ThreadSafeFinalizer  # noqa: F401 - py4j exports it
@@ -31,7 +55,8 @@ from .protocol import (Py4JAuthenticationError, Py4JError, Py4JJavaError,  # noq
                        get_command_part, get_error_message, get_return_value, is_error,
                        is_fatal_error, register_output_converter, smart_decode,
                        unescape_new_line)
-from .signals import Signal
+from .signals import Signal  # noqa: F401 - py4j's module has it
+from .socket_mode.transport import PINNED, connect_socket
 
 
 
@@ -44,154 +69,8 @@ _LAZY = {"Popen": ("subprocess", "Popen"), "PIPE": ("subprocess", "PIPE"),
          "CompatThread": (".compat", "CompatThread"),
          "OutputConsumer": ("._consumers", "OutputConsumer"),
          "ProcessConsumer": ("._consumers", "ProcessConsumer"),
-         "CallbackServer": (".socket_callbacks", "CallbackServer"),
-         "CallbackConnection": (".socket_callbacks", "CallbackConnection"),
-         "PythonProxyPool": (".socket_callbacks", "PythonProxyPool")}
-_logging_names: dict[str, Any] = {}
-
-
-def _subprocess() -> Any:
-    """The subprocess module (imported on first use)."""
-    import subprocess
-    return subprocess
-
-
-def _logging() -> dict[str, Any]:
-    """py4j's ``NullHandler`` class, ``null_handler`` and ``logger`` (made once)."""
-    if not _logging_names:
-        import logging
-
-        class NullHandler(logging.Handler):
-            """A logging handler that drops records (py4j's logger has one)."""
-
-            def emit(self, record: logging.LogRecord) -> None:
-                pass
-
-        handler = NullHandler()
-        log = logging.getLogger("py4j.java_gateway")
-        log.addHandler(handler)
-        _logging_names.update(NullHandler=NullHandler, null_handler=handler, logger=log)
-    return _logging_names
-
-
-def _log() -> Any:
-    return _logging()["logger"]
-
-BUFFER_SIZE = 4096
-DEFAULT_ADDRESS = "127.0.0.1"
-DEFAULT_PORT = 25333
-DEFAULT_PYTHON_PROXY_PORT = 25334
-DEFAULT_ACCEPT_TIMEOUT_PLACEHOLDER = "DEFAULT"
-DEFAULT_CALLBACK_SERVER_ACCEPT_TIMEOUT = 5
-PY4J_SKIP_COLLECTIONS = "PY4J_SKIP_COLLECTIONS"
-PY4J_TRUE = {"yes", "y", "t", "true"}
-
-# py4j's server signals: sent by the socket-mode callback server (sender: the server).
-server_connection_stopped = Signal()
-server_connection_started = Signal()
-server_connection_error = Signal()
-server_started = Signal()
-server_stopped = Signal()
-pre_server_shutdown = Signal()
-post_server_shutdown = Signal()
-
-
-def get_create_new_process_group_kwargs() -> dict[str, Any]:
-    """Popen keywords that start a child in its own process group (no SIGINT from us)."""
-    if os.name != "nt":
-        return {"preexec_fn": os.setpgrp}
-    import subprocess
-    return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}  # type: ignore[attr-defined]
-
-
-def set_reuse_address(server_socket: socket.socket) -> None:
-    """Sets SO_REUSEADDR on a server socket (not on Windows, where it means sharing)."""
-    import socket
-    if os.name != "nt":
-        server_socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-
-
-def set_default_callback_accept_timeout(accept_timeout: Any) -> None:
-    """Deprecated in py4j (use CallbackServerParameters): sets the default accept timeout."""
-    deprecated("set_default_callback_accept_timeout", "1.0", "CallbackServerParameters")
-    global DEFAULT_CALLBACK_SERVER_ACCEPT_TIMEOUT
-    DEFAULT_CALLBACK_SERVER_ACCEPT_TIMEOUT = accept_timeout
-
-
-def deprecated(name: str, last_version: str, use_instead: str = "",
-               level: int = 10, raise_exc: bool = False) -> None:
-    """Logs that ``name`` is deprecated at ``level`` (10: logging.DEBUG); raises
-    DeprecationWarning with ``raise_exc``."""
-    msg = f"{name} is deprecated and will be removed in version {last_version}"
-    if use_instead:
-        msg += f". Use {use_instead} instead."
-    _log().log(level, msg)
-    if raise_exc:
-        raise DeprecationWarning(msg)
-
-
-def quiet_close(closable: Any) -> None:
-    """Calls ``closable.close()`` (if not None), logging instead of raising."""
-    if closable is None:
-        return
-    try:
-        closable.close()
-    except Exception:  # noqa: BLE001
-        _log().debug("Exception while closing", exc_info=True)
-
-
-def quiet_shutdown(socket_instance: Any) -> None:
-    """Shuts a socket down both ways (if not None), logging instead of raising."""
-    if socket_instance is None:
-        return
-    try:
-        import socket
-        socket_instance.shutdown(socket.SHUT_RDWR)
-    except Exception:  # noqa: BLE001
-        _log().debug("Exception while shutting down a socket", exc_info=True)
-
-
-def set_linger(a_socket: socket.socket) -> None:
-    """SO_LINGER on with timeout 0: closing the socket sends a RST."""
-    import socket
-    import struct
-    a_socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack(b"ii", 1, 0))
-
-
-def check_connection(a_socket: socket.socket, read_timeout: Any) -> None:
-    """Raises when the peer closed ``a_socket`` (a short read that returns nothing)."""
-    import socket
-    a_socket.settimeout(0.0001)
-    response = None
-    try:
-        response = a_socket.recv(2)
-    except socket.timeout:
-        pass
-    finally:
-        a_socket.settimeout(read_timeout)
-    if response == b"":
-        raise Exception("The connection was remotely closed.")
-
-
-def do_client_auth(command: str, input_stream: Any, sock: Any, auth_token: str) -> bool:
-    """Server side of py4j's auth: ``command`` must be ``A``, the next line the token;
-    answers the peer and returns True, else raises Py4JAuthenticationError."""
-    try:
-        if command != proto.AUTH_COMMAND_NAME:
-            raise Py4JAuthenticationError(
-                f"Expected {proto.AUTH_COMMAND_NAME}, received {command}.")
-        client_token = smart_decode(input_stream.readline()[:-1])
-        input_stream.readline()  # the end marker
-        if client_token != auth_token:
-            sock.sendall(proto.ERROR_RETURN_MESSAGE.encode("utf-8"))
-            raise Py4JAuthenticationError("Client authentication failed.")
-        sock.sendall(proto.OUTPUT_VOID_COMMAND.encode("utf-8"))
-    except Py4JAuthenticationError:
-        raise
-    except Exception as exc:  # noqa: BLE001
-        _log().exception("An exception occurred while trying to authenticate a connection")
-        raise Py4JAuthenticationError(cause=exc) from exc
-    return True
+         "CallbackServer": (".socket_mode.callbacks", "CallbackServer"),
+         "CallbackConnection": (".socket_mode.callbacks", "CallbackConnection")}
 
 
 def is_magic_member(name: str) -> bool:
@@ -238,91 +117,11 @@ class DummyRLock:
         pass
 
 
-class GatewayProperty:
-    """What py4j shares between a gateway, its client and its callback server: the
-    ``auto_field`` setting and the pool of Python objects Java holds."""
-
-    def __init__(self, auto_field: bool, pool: Any, enable_memory_management: bool = True):
-        self.auto_field = auto_field
-        self._pool = pool
-        self.enable_memory_management = enable_memory_management
-
-    @property
-    def pool(self) -> Any:
-        """The proxy pool (an in-process gateway's is made on first use: its module,
-        py4jni.socket_callbacks, imports socket and threading)."""
-        if self._pool is _POOL_ON_FIRST_USE:
-            from .socket_callbacks import PythonProxyPool
-            self._pool = PythonProxyPool()
-        return self._pool
-
-    @pool.setter
-    def pool(self, pool: Any) -> None:
-        self._pool = pool
-
-
-_POOL_ON_FIRST_USE = object()
-
-
 class UserHelpAutoCompletion:
     """The placeholder py4j lists in ``dir()`` of a JVMView or JavaPackage: type a
     package or a class name."""
 
     KEY = "<package or class name>"
-
-
-def helper_jar_path() -> str:
-    """Path of the helper jar shipped inside this package (needed by the in-process JVM)."""
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "py4jni-helper.jar")
-
-
-class GatewayParameters:
-    """py4j's socket settings. In-process, they are accepted and those without meaning
-    there (address, port, auth_token, read_timeout) are ignored."""
-
-    def __init__(self, address: str = DEFAULT_ADDRESS, port: int = DEFAULT_PORT,
-                 auto_field: bool = False, auto_close: bool = True,
-                 auto_convert: bool = False, eager_load: bool = False,
-                 ssl_context: Any = None, enable_memory_management: bool = True,
-                 read_timeout: float | None = None, auth_token: str | None = None) -> None:
-        self.address = address
-        self.port = port
-        self.auto_field = auto_field
-        self.auto_close = auto_close
-        self.auto_convert = auto_convert
-        self.eager_load = eager_load
-        self.ssl_context = ssl_context
-        self.enable_memory_management = enable_memory_management
-        self.read_timeout = read_timeout
-        self.auth_token = auth_token
-
-
-class CallbackServerParameters:
-    """py4j's callback-server settings. Socket mode: where the callback server listens
-    (``port=0``: an ephemeral port), ``eager_load`` (start it with the gateway),
-    ``read_timeout``, ``auth_token``, ``propagate_java_exceptions``
-    (py4jni/socket_callbacks.py). In-process callbacks need no server: only
-    ``propagate_java_exceptions`` applies there."""
-
-    def __init__(self, address: str = DEFAULT_ADDRESS, port: int = DEFAULT_PYTHON_PROXY_PORT,
-                 daemonize: bool = False, daemonize_connections: bool = False,
-                 eager_load: bool = True, ssl_context: Any = None,
-                 accept_timeout: Any = DEFAULT_ACCEPT_TIMEOUT_PLACEHOLDER,
-                 read_timeout: float | None = None,
-                 propagate_java_exceptions: bool = False,
-                 auth_token: str | None = None) -> None:
-        self.address = address
-        self.port = port
-        self.daemonize = daemonize
-        self.daemonize_connections = daemonize_connections
-        self.eager_load = eager_load
-        self.ssl_context = ssl_context
-        if accept_timeout == DEFAULT_ACCEPT_TIMEOUT_PLACEHOLDER:  # py4j's: read now
-            accept_timeout = DEFAULT_CALLBACK_SERVER_ACCEPT_TIMEOUT
-        self.accept_timeout = accept_timeout  # py4j's accept poll; py4jni's wakes at once
-        self.read_timeout = read_timeout
-        self.propagate_java_exceptions = propagate_java_exceptions
-        self.auth_token = auth_token
 
 
 class JavaPackage(_py4jni.Namespace):
@@ -514,10 +313,6 @@ def set_field(java_object: Any, field_name: str, value: Any) -> None:
     java_object._gateway_client.field_set(java_object, field_name, value)
 
 
-def get_method(java_object: Any, method_name: str) -> JavaMember:
-    """The JavaMember ``method_name`` of ``java_object``, even when Python shadows it."""
-    return _py4jni.member(java_object, method_name)
-
 
 def _member_from_parts(name: str, container: Any, target_id: str,
                        gateway_client: Any) -> JavaMember:
@@ -587,7 +382,7 @@ class JavaGateway(_py4jni.Namespace):
     (same classpath).
     ``mode="socket"`` or a ``gateway_parameters`` argument connects to a py4j
     GatewayServer instead; there Java calls Python proxies through py4j's callback
-    server, started on demand (``py4jni.socket_callbacks``), and
+    server, started on demand (``py4jni.socket_mode.callbacks``), and
     ``java_gateway_server`` is the GatewayServer object.
     """
 
@@ -610,7 +405,7 @@ class JavaGateway(_py4jni.Namespace):
         transport, classpath, entry_point, served = _choose_transport(
             mode, gateway_parameters, gateway_client, classpath, entry_point)
         if self._pinned_threads and transport.mode == "socket":
-            transport = _transports.PINNED
+            transport = PINNED
         self.gateway_parameters = gateway_parameters or GatewayParameters(
             auto_field=auto_field, auto_convert=auto_convert, eager_load=eager_load)
         # py4j's default: not started at construction, and Java's callback connections
@@ -622,7 +417,9 @@ class JavaGateway(_py4jni.Namespace):
         self._auto_convert = auto_convert or self.gateway_parameters.auto_convert
         self._transport = transport
         self._mode = transport.mode
-        from . import java_collections  # noqa: F401 - registers the collection wrappers
+        # deferred to the first gateway (~2 ms of `import py4jni`): registers the
+        # collection wrappers and the collections layer's hooks
+        from . import java_collections  # noqa: F401
         if served is _UNSERVED:  # made on first use: _settle
             self.__dict__["_unserved"] = (_thread.allocate_lock(), interrupt_java)
         elif served is not None:  # a program taken over in-process serves the port
@@ -668,7 +465,7 @@ class JavaGateway(_py4jni.Namespace):
         over in-process now serving the port makes this gateway in-process over it; a
         py4j server listening there makes it a socket gateway to that server; else
         py4j's Py4JNetworkError, and the next use asks again."""
-        from . import _switch
+        from . import _switch  # deferred: importlib and typing, under the switch only
         lock, interrupt_java = self.__dict__["_unserved"]
         with lock:
             if "_unserved" not in self.__dict__:
@@ -707,7 +504,6 @@ class JavaGateway(_py4jni.Namespace):
     # -- set-up -------------------------------------------------------------------
     def _install_converter(self) -> None:
         """Lets other layers (collections, callbacks) convert Python arguments."""
-        from . import _hooks
         self._gateway_client.converter = _hooks.make_converter(self)
 
     def _make_entry_point(self, entry_point: Any) -> Any:
@@ -729,7 +525,7 @@ class JavaGateway(_py4jni.Namespace):
         return self._transport.start_callback_server(self, callback_server_parameters)
 
     def get_callback_server(self) -> Any:
-        """Socket mode: the running callback server (py4jni.socket_callbacks.CallbackServer:
+        """Socket mode: the running callback server (py4jni.socket_mode.callbacks.CallbackServer:
         ``get_listening_port()``, ``get_listening_address()``, ``shutdown()``), or None.
         In-process: None (no server)."""
         return self._transport.get_callback_server(self)
@@ -744,7 +540,6 @@ class JavaGateway(_py4jni.Namespace):
 
     def new_array(self, java_class: Any, *dimensions: int) -> Any:
         """A new Java array of ``java_class`` (``gw.jvm.int`` for primitives)."""
-        from . import _hooks
         return _hooks.new_array(self, java_class, *dimensions)
 
     def register_natives(self, class_name: Any, mapping: Any) -> None:
@@ -753,7 +548,7 @@ class JavaGateway(_py4jni.Namespace):
         Each becomes a libffi closure bound with RegisterNatives, so Java calls it with
         no boxing or reflection. Unknown names and wrong arities raise Py4JError now.
         See ``py4jni.callbacks.register_natives``."""
-        from . import callbacks
+        from . import callbacks  # deferred: ~0.4 ms, for the programs that use natives
         callbacks.register_natives(self, class_name, mapping)
 
     def direct_buffer(self, obj: Any) -> JavaObject:
@@ -789,7 +584,6 @@ class JavaGateway(_py4jni.Namespace):
         JVM instead), then a gateway to its port whose ``java_process`` is the server's
         process; ``shutdown()`` stops that server. py4jni's ``gateway_kwargs`` go to the
         gateway (a ClientServer's launch_gateway makes a JavaGateway, as py4j's)."""
-        from .launcher import launch_gateway
         out = launch_gateway(port, jarpath, classpath, javaopts, die_on_exit, redirect_stdout,
                              redirect_stderr, daemonize_redirect, java_path,
                              create_new_process_group, enable_auth, cwd, True, use_shell)
@@ -815,7 +609,6 @@ class JavaGateway(_py4jni.Namespace):
                 self._settle()  # a server now there is the one py4j's shutdown reaches
             except Py4JNetworkError:
                 pass
-        from . import _hooks
         _hooks.before_shutdown(self)
         self._transport.stop_server(self, raise_exception)
         served = self.__dict__.get("_served_by")
@@ -847,7 +640,6 @@ class JavaGateway(_py4jni.Namespace):
         if not self._transport.closes_only() and "_served_by" not in self.__dict__:
             self.shutdown()
             return
-        from . import _hooks
         _hooks.before_shutdown(self)
         self._gateway_client.shutdown()
         if not keep_callback_server:
@@ -859,9 +651,9 @@ class JavaGateway(_py4jni.Namespace):
         nothing to stop."""
         if self.__dict__.get("_socket_callbacks") is None:
             return
-        from . import socket_callbacks
+        from .socket_mode import callbacks  # deferred: loaded once the gateway had callbacks
         try:
-            socket_callbacks.shutdown_callback_server(self)
+            callbacks.shutdown_callback_server(self)
         except Exception:  # noqa: BLE001
             if raise_exception:
                 raise
@@ -896,7 +688,7 @@ class JavaGateway(_py4jni.Namespace):
                             f"or a gateway's _gateway_client), not {type(gateway_client)}")
         transport = _transports.of(gateway_client)
         if self._pinned_threads and transport.mode == "socket":
-            transport = _transports.PINNED
+            transport = PINNED
         self._transport, self._mode = transport, transport.mode
         gateway_client.converters = proto.INPUT_CONVERTER if self._auto_convert else None
         gateway_client.gateway_property = self.gateway_property
@@ -990,42 +782,6 @@ def _default_interrupt(client: Any, interrupt_java: bool | None) -> None:
     client.interrupt_java = interrupt_java
 
 
-def _set_tls(client: Any, params: Any, serve_params: Any = None,
-             what: str = "GatewayParameters", serve_what: str = "PythonParameters") -> None:
-    """TLS for a socket client: ``params.ssl_context`` for the connections it opens (the
-    server's certificate checked against ``params.address`` when the context's
-    ``check_hostname`` says so, as py4j's ``wrap_socket(server_hostname=address)``), and
-    ``serve_params.ssl_context`` for the connections it serves (pinned-thread mode). The
-    C transport runs TLS with the contexts' own OpenSSL settings; a context it cannot
-    honour raises Py4JError (see docs/guide.md, "TLS")."""
-    context = getattr(params, "ssl_context", None)
-    serve = getattr(serve_params, "ssl_context", None)
-    if context is None and serve is None:
-        return
-    try:
-        _check_tls_sides(context, what, serve, serve_what)
-        _py4jni.socket_set_tls(client, context, params.address, serve, what, serve_what)
-    except BaseException:
-        client.close()
-        raise
-
-
-def _check_tls_sides(context: Any, what: str, serve: Any, serve_what: str) -> None:
-    """Refuses a server-side context where connections are opened and a client-side one
-    where they are served, saying so (OpenSSL would only say "called a function you
-    should not call" at the first connection)."""
-    import ssl
-    for ctx, name, wrong, side in ((context, what, "PROTOCOL_TLS_SERVER", "client"),
-                                   (serve, serve_what, "PROTOCOL_TLS_CLIENT", "server")):
-        if ctx is not None and getattr(ctx, "protocol", None) == getattr(ssl, wrong, None):
-            raise Py4JError(f"py4jni: {name}(ssl_context=...) is a {wrong} context, and its "
-                            f"connections need a {side}-side one ("
-                            + ("ssl.create_default_context(), or PROTOCOL_TLS_CLIENT)"
-                               if side == "client" else
-                               "ssl.create_default_context(ssl.Purpose.CLIENT_AUTH), or "
-                               "PROTOCOL_TLS_SERVER)"))
-
-
 def _describe_client(gateway: "JavaGateway") -> None:
     """Gives the gateway's client py4j's GatewayClient attributes (address, port,
     converters, gateway_property with its proxy pool, ...)."""
@@ -1083,7 +839,7 @@ class GatewayClient(metaclass=_ClientType):
         params = gateway_parameters or GatewayParameters(
             address=address, port=port, auto_close=auto_close, ssl_context=ssl_context,
             read_timeout=read_timeout, auth_token=auth_token)
-        client = _connect_socket(params)
+        client = connect_socket(params)
         client.gateway_parameters, client.address, client.port = params, params.address, params.port
         client.auto_close, client.ssl_context, client.is_connected = (params.auto_close,
                                                                   params.ssl_context, True)
@@ -1095,16 +851,6 @@ class GatewayClient(metaclass=_ClientType):
 # ``inspect.signature``): they are the py4jni client's own (py4jni._client_api).
 for _name in ("send_command", "garbage_collect_object", "shutdown_gateway", "close"):
     setattr(GatewayClient, _name, getattr(_py4jni.Client, _name))
-
-
-def _close_socket(sock: Any, stream: Any, reset: bool) -> None:
-    """Closes a client connection's stream and socket, with a RST when ``reset``."""
-    if reset:
-        set_linger(sock)
-    quiet_close(stream)
-    if not reset:
-        quiet_shutdown(sock)
-    quiet_close(sock)
 
 
 class GatewayConnection:
@@ -1225,17 +971,11 @@ def __getattr__(name: str) -> Any:
         module, attr = _LAZY[name]
         return getattr(importlib.import_module(module, __package__), attr)
     if name in ("NullHandler", "null_handler", "logger"):
-        return _logging()[name]
+        return _base._logging()[name]
+    if name == "DEFAULT_CALLBACK_SERVER_ACCEPT_TIMEOUT":  # set_default_callback_accept_timeout
+        return _base.DEFAULT_CALLBACK_SERVER_ACCEPT_TIMEOUT   # changes it there
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 register_output_converter(proto.REFERENCE_TYPE,
                           lambda target_id, gateway_client: JavaObject(target_id, gateway_client))
-
-
-def _connect_socket(params: GatewayParameters) -> Any:
-    """Opens a socket-mode client to a py4j GatewayServer."""
-    client = _py4jni.socket_client(params.address, params.port, params.auth_token,
-                                   float(params.read_timeout or 0.0))
-    _set_tls(client, params)
-    return client

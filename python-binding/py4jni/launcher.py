@@ -16,7 +16,8 @@ TYPE_CHECKING = False  # typing's constant without importing typing (~5 ms)
 if TYPE_CHECKING:
     from typing import Any, Sequence
 
-from .protocol import Py4JError
+from . import _transports
+from .protocol import Py4JAuthenticationError, Py4JError
 
 __all__ = ["launch_gateway", "find_jar_path", "EmbeddedGatewayServer"]
 
@@ -143,7 +144,7 @@ class EmbeddedGatewayServer:
         import threading
         import weakref
 
-        from . import _switch
+        from . import _switch  # deferred: importlib and typing, under the switch only
         jar = jarpath or find_jar_path()
         entries = [jar] if jar and os.path.exists(jar) else []  # as py4j's command line
         for entry in (classpath or "").split(os.pathsep):
@@ -180,8 +181,7 @@ class EmbeddedGatewayServer:
         _switch.register_in_process_server(self.port, self._served)
 
     def _new_client(self) -> Any:
-        from ._transports import TRANSPORTS
-        client = TRANSPORTS["inproc"].connect(None, self._classpath, self._options, None,
+        client = _transports.TRANSPORTS["inproc"].connect(None, self._classpath, self._options, None,
                                               False, False, True)
         self._clients.add(client)
         return client
@@ -189,7 +189,6 @@ class EmbeddedGatewayServer:
     def _open(self, parameters: Any) -> tuple[Any, Any]:
         """The InProcessServer's ``open``: a client for one gateway, and the entry point
         on it. A wrong or missing token raises as py4j's server refuses it."""
-        from .protocol import Py4JAuthenticationError
         if self.token is not None and getattr(parameters, "auth_token", None) != self.token:
             raise Py4JAuthenticationError("Failed to authenticate with gateway server.")
         client = self._new_client()
@@ -207,7 +206,7 @@ class EmbeddedGatewayServer:
 
     def _stop(self) -> None:
         """Stops serving: the port is released, the gateways over it are shut down."""
-        from . import _switch
+        from . import _switch  # deferred: importlib and typing, under the switch only
         if _switch.unregister_in_process_server(self.port, self._served):
             self._reserved.close()
             for client in list(self._clients):

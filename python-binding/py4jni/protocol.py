@@ -357,3 +357,43 @@ class Py4JJavaError(Py4JError):
 
     def __str__(self) -> str:
         return f"{self.errmsg}: {self._stack_trace()}"
+
+
+# A callback's tracebacks longer than this keep their head and tail: a failure deep in
+# nested callbacks carries every inner traceback, and the text would grow with the
+# square of the depth.
+_MAX_TRACEBACK = 16 * 1024
+
+
+def _innermost_error(text: str) -> str:
+    """The innermost error a nested callback's text names: the one an earlier cut named,
+    else the first Python or Java error line that is not a wrapper of the next level
+    (Py4JJavaError, Py4JException): each level's text comes before the one it wraps."""
+    marker = "innermost error: "
+    at = text.find(marker)
+    if at >= 0:
+        end = text.find(") ...\n", at)
+        return text[at + len(marker):end if end > 0 else at + 500]
+    import re
+    error = re.compile(r"[A-Za-z_][\w.$]*(Error|Exception|Exit|Interrupt)\b")
+    for line in text.splitlines():
+        line = line.removeprefix(": ")
+        if error.match(line) and not any(w in line.split(":", 1)[0] for w in
+                                         ("Py4JJavaError", "Py4JException", "Py4JError")):
+            return line[:500]
+    return "not named"
+
+
+def _callback_error_text(exc: BaseException) -> str:
+    """The text Java gets for ``exc`` raised in a callback, in both transports: the
+    traceback in py4j's format, its middle cut when longer than _MAX_TRACEBACK."""
+    import traceback  # only for a failing callback (costs ms at the first gateway)
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    if len(text) > _MAX_TRACEBACK:
+        # nested callbacks embed each level's text in the next: past the limit the
+        # middle goes, and the innermost Java error (what went wrong) is named
+        head, tail = _MAX_TRACEBACK // 4, _MAX_TRACEBACK // 2
+        root = _innermost_error(text)
+        text = (f"{text[:head]}\n... ({len(text) - head - tail} characters omitted; "
+                f"innermost error: {root}) ...\n{text[-tail:]}")
+    return text

@@ -41,9 +41,9 @@ typedef struct ClientObject {
     p4j_client *c;
     PyObject *converter; /* callable(obj) -> JavaObject for other Python types, or None */
     PyObject *proxy_hook; /* socket mode: callable(obj) -> py4j proxy text "<id>;<iface>;..."
-                             (None: not a proxy), from py4jni/socket_callbacks.py; or None */
+                             (None: not a proxy), from py4jni/socket_mode/callbacks.py; or None */
     PyObject *command_hook; /* pinned-thread mode: callable(bytes) -> bytes, runs a command
-                               Java sent (py4jni/socket_callbacks.py); or None */
+                               Java sent (py4jni/socket_mode/callbacks.py); or None */
     PyObject *weakreflist;
     PyObject *dict;    /* py4j's GatewayClient attributes set by py4jni (address, port, ...) */
     int auto_field;    /* py4j's auto_field: JavaObject attributes read public fields first */
@@ -433,7 +433,7 @@ void p4j_python_leave(p4j_gil *g);
 /* Installs the callback hooks and adds py_callbacks.c / py_natives.c functions. 0 or -1. */
 int p4j_callbacks_init(PyObject *module);
 
-/* ---- callbacks in socket mode (socket_callbacks.c; py4jni/socket_callbacks.py) ---- */
+/* ---- callbacks in socket mode (socket_callbacks.c; py4jni/socket_mode/callbacks.py) ---- */
 
 /* When the client is a socket client with a proxy hook and `o`'s class has `Java`:
  * asks the hook for o's py4j proxy text and sets `v` to a P4J_PROXY whose u.proxy is

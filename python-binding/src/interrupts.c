@@ -4,7 +4,7 @@
  * signal handlers), the Java call window around the GIL release of the in-process
  * client's calls, and the pending Python handlers run before a Java call that may wait
  * and before a Java error is raised. Python's signal.signal tells the C side about
- * every change through _signal_changed (py4jni/_signals.py).
+ * every change through _signal_changed (py4jni/_os_signals.py).
  */
 #include <stdint.h>
 

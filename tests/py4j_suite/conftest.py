@@ -187,7 +187,7 @@ def _stop_python_servers() -> bool:
     import gc
     import sys
     kinds = [getattr(sys.modules.get(m), "CallbackServer", None)
-             for m in ("py4j.java_gateway", "py4jni.socket_callbacks")]
+             for m in ("py4j.java_gateway", "py4jni.socket_mode.callbacks")]
     kinds = [k for k in kinds if isinstance(k, type)]
     found = False
     for obj in gc.get_objects():

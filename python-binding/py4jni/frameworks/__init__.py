@@ -69,6 +69,7 @@ class _Finder(importlib.abc.MetaPathFinder):
         switch = _switch.settings()
         if switch is None or switch.mode != "inproc":
             return None
+        # deferred: the adapters' common code, for the in-process switch only
         from .adapter import FREE_THREADED_REASON, free_threaded
         if free_threaded():  # said once; the import goes on as without the switch
             if fullname not in _SAID:

@@ -134,7 +134,7 @@ def _launch_gateway() -> Any:
     launcher's ``preexec_fn`` (SIGINT ignored in the child) has no child to run in, the
     ``--add-opens`` of a module the JVM makes at run time is left out (HotSpot warns
     at start), and the callback server PyFlink asks for is the in-process marker."""
-    from .. import _launch
+    from .. import _launch  # deferred: for a PyFlink launch only
     with ADAPTER.lock:
         if ADAPTER.gateway is not None:
             return ADAPTER.gateway

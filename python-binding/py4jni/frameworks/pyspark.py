@@ -354,7 +354,7 @@ class _PySpark(Adapter):
         replace_name(("pyspark.java_gateway", "pyspark.context", "pyspark.core.context"),
                      "launch_gateway", _launch_gateway)
         # toPandas()/toArrow() with Arrow: the batches cross in memory, not by socket
-        from . import spark_dataplane
+        from . import spark_dataplane  # deferred: until PySpark's launch is replaced
         spark_dataplane.install(lambda: ADAPTER.gateway)
 
 
@@ -369,7 +369,7 @@ def _launch_gateway(conf: Any = None, popen_kwargs: Any = None) -> Any:
         home = spark_home()
         os.environ.setdefault("SPARK_HOME", home)  # kept in this process too
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        from . import spark_env
+        from . import spark_env  # deferred: for a PySpark launch only
         try:  # spark-submit's environment (spark-env.sh's included) until the JVM has it
             restore_env = spark_env.for_jvm_start(home)
         except OSError as exc:

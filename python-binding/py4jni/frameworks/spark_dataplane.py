@@ -23,6 +23,8 @@ from __future__ import annotations
 import threading
 from typing import IO, Any, Callable, Optional, cast
 
+from ..protocol import Py4JError, Py4JJavaError
+
 __all__ = ["install", "writer", "ChunkReader", "collect_as_arrow"]
 
 # Spark 4.x: the serveToStream body of Dataset.collectAsArrowToPython, taking
@@ -104,7 +106,6 @@ def writer(gateway: Any) -> Optional[Any]:
 
 
 def _lookup(gateway: Any) -> Optional[Any]:
-    from ..protocol import Py4JError
     jvm = gateway.jvm
     try:
         loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
@@ -132,7 +133,6 @@ def collect_as_arrow(df: Any, write: Any, split_batches: bool = False,
     in memory: ``write`` is ``writer(gateway)``."""
     import pyarrow as pa
 
-    from ..protocol import Py4JJavaError  # what py4j's name is under enable()
     from pyspark.errors.exceptions.captured import unwrap_spark_exception
     from pyspark.sql.pandas.serializers import ArrowCollectSerializer
     from pyspark.traceback_utils import SCCallSiteSync

@@ -1,6 +1,6 @@
 /* python-binding/src/socket/socket_callbacks.c - the C half of callbacks in socket mode.
  *
- * py4jni/socket_callbacks.py runs py4j's callback server (sockets, threads, the proxy
+ * py4jni/socket_mode/callbacks.py runs py4j's callback server (sockets, threads, the proxy
  * pool); this file gives it the codec, so that callback arguments decode exactly as
  * call results do and Python's answers encode exactly as call arguments do:
  *  - p4j_socket_proxy_value: a Python proxy passed as an argument becomes py4j's

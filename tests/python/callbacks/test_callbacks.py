@@ -703,7 +703,7 @@ def test_many_proxies_are_all_released(gw, fx, cb):
     del op
     assert _collect_until(lambda: all(r() is None for r in refs), fx)
     if socket_mode(gw):  # Java's GC sent `g` for each proxy: the pool is empty again
-        from py4jni import socket_callbacks
+        from py4jni.socket_mode import callbacks as socket_callbacks
         assert _collect_until(lambda: len(socket_callbacks.pool_of(gw)) == 0, fx)
     else:
         assert _collect_until(lambda: _py4jni.proxy_cache_size() == 0, fx)

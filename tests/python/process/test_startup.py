@@ -11,7 +11,7 @@ import pytest
 # first call needs (each is imported where it is used).
 HEAVY = ["typing", "threading", "re", "collections", "decimal", "logging", "subprocess",
          "socket", "queue", "glob", "weakref", "enum", "functools", "pydoc",
-         "py4jni.java_collections", "py4jni.callbacks", "py4jni.socket_callbacks"]
+         "py4jni.java_collections", "py4jni.callbacks", "py4jni.socket_mode.callbacks"]
 
 
 def _python(code: str, timeout: float = 120,

@@ -96,36 +96,134 @@ def test_comment_paths_of_this_repository_exist():
     assert _checker().main(ROOT) == 0
 
 
-FRAMEWORK_MODULES = {"frameworks", "pyspark", "pyflink", "_run"}
+# The py4jni package's layers, from the ground up (docs/architecture.md, "The Python
+# package"): a module imports modules of its own layer or below, never above, counting
+# the imports inside functions. A subpackage's modules are named with their package.
+PY_LAYERS = (
+    ("extension", {"_py4jni"}),
+    ("foundations", {"compat", "version", "protocol", "signals", "finalizer", "_base",
+                     "_hooks", "_switch", "_cds", "_class_path", "_java_command",
+                     "_os_signals"}),
+    ("transports", {"_transports", "callbacks", "socket_mode", "socket_mode.transport",
+                    "socket_mode.callbacks"}),
+    ("py4j's modules", {"java_collections", "launcher", "java_gateway", "clientserver",
+                        "_consumers", "_client_api", ""}),
+    ("programs and frameworks", {"_launch", "_run", "__main__", "_as_py4j", "pyspark",
+                                 "pyflink", "frameworks", "frameworks.adapter",
+                                 "frameworks.pyspark", "frameworks.pyflink",
+                                 "frameworks.spark_dataplane", "frameworks.spark_env"}),
+)
 
 
-def _package_imports(path: Path) -> set[str]:
-    """The py4jni modules (first component below py4jni) a module imports, at any depth."""
-    import ast
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom):
-            mod = node.module or ""
-            if node.level == 1 and mod:
-                found.add(mod.split(".")[0])
-            elif node.level == 1:
-                found.update(alias.name.split(".")[0] for alias in node.names)
-            elif mod.startswith("py4jni."):
-                found.add(mod.split(".")[1])
-        elif isinstance(node, ast.Import):
-            found.update(a.name.split(".")[1] for a in node.names
-                         if a.name.startswith("py4jni."))
+def _package_modules() -> dict[str, Path]:
+    """Every module of the py4jni package by its name below py4jni ("" the package)."""
+    package = ROOT / "python-binding/py4jni"
+    found = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = path.relative_to(package).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return found
 
 
-def test_the_py4j_layer_imports_no_framework():
-    # py4jni/frameworks/ (and its public names py4jni.pyspark / py4jni.pyflink, and the
-    # switch's entry points py4jni/_run.py) sit above the py4j-compatible modules
-    package = ROOT / "python-binding/py4jni"
-    for path in sorted(package.glob("*.py")):
-        if path.stem in FRAMEWORK_MODULES or path.stem == "__main__":
-            continue
-        assert not _package_imports(path) & FRAMEWORK_MODULES, path.name
+def _package_imports(name: str, path: Path, known: set[str]) -> list[tuple[str, int, bool]]:
+    """(module imported, line, inside a function) for each py4jni module `name` imports;
+    imports under ``if TYPE_CHECKING:`` are for type checkers and are left out."""
+    import ast
+    here = name.split(".") if name else []
+    package = here if path.name == "__init__.py" else here[:-1]
+    found: list[tuple[str, int, bool]] = []
+
+    def target(base: list[str], names: list[str]) -> list[str]:
+        whole = ".".join(base)
+        return [".".join(base + [n]) if ".".join(base + [n]) in known else whole
+                for n in names]
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                continue
+            inner = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+            names = ([a.name for a in child.names]
+                     if isinstance(child, (ast.Import, ast.ImportFrom)) else [])
+            if isinstance(child, ast.ImportFrom) and child.level:
+                base = package[:len(package) - (child.level - 1)]
+                base += child.module.split(".") if child.module else []
+                targets = target(base, names)
+            elif isinstance(child, ast.ImportFrom) and (child.module or "").startswith("py4jni"):
+                targets = target(child.module.split(".")[1:], names)
+            elif isinstance(child, ast.Import):
+                targets = [".".join(n.split(".")[1:]) for n in names
+                           if n == "py4jni" or n.startswith("py4jni.")]
+            else:
+                targets = []
+            found.extend((t, child.lineno, inner) for t in targets if t != name)
+            visit(child, inner)
+
+    visit(ast.parse(path.read_text()), False)
+    return found
+
+
+def test_every_package_module_has_a_layer():
+    layered = set().union(*(names for _, names in PY_LAYERS))
+    assert set(_package_modules()) | {"_py4jni"} == layered
+
+
+def _layer_problems(modules: dict[str, Path]) -> list[str]:
+    """What breaks the package's rules: an import of a higher layer; an import inside a
+    function whose comment does not say "deferred" (on its line, or on a comment or
+    import line of its group just above); a circle of imports."""
+    layer = {m: i for i, (_, names) in enumerate(PY_LAYERS) for m in names}
+    edges: dict[str, set[str]] = {m: set() for m in modules}
+    problems = []
+    for name, path in modules.items():
+        lines = path.read_text().splitlines()
+        for target, line, in_function in _package_imports(name, path, set(modules) | {"_py4jni"}):
+            edges[name].add(target)
+            if layer[target] > layer[name]:
+                problems.append(f"py4jni.{name}:{line} imports py4jni.{target} "
+                                f"({PY_LAYERS[layer[target]][0]}, above "
+                                f"{PY_LAYERS[layer[name]][0]})")
+            # the import's line, or the comments and imports of its group just above it
+            group, at = [lines[line - 1]], line - 2
+            while at >= 0 and lines[at].strip().startswith(("#", "from ", "import ")):
+                group.append(lines[at])
+                at -= 1
+            if in_function and not any("deferred" in text for text in group):
+                problems.append(f"py4jni.{name}:{line} defers an import without saying why")
+    placed: set[str] = {"_py4jni"}  # every module placed after all that it imports
+    while len(placed) < len(modules) + 1:
+        ready = {m for m in modules if m not in placed and edges[m] <= placed}
+        if not ready:
+            problems.append(f"a circle of imports: no order for {sorted(set(modules) - placed)}")
+            break
+        placed |= ready
+    return problems
+
+
+def test_package_imports_point_down_and_deferred_ones_say_why():
+    # One way, counting imports inside functions; an import inside a function is for
+    # start-up time (a module loaded only when needed), and its comment says so.
+    assert _layer_problems(_package_modules()) == []
+
+
+def test_the_layer_check_sees_upward_unexplained_and_circular_imports(tmp_path):
+    (tmp_path / "socket_mode").mkdir()
+    fake = {"_base": "from . import protocol\ndef f():\n    from . import java_gateway\n",
+            "protocol": "import py4jni._base\n",
+            "java_gateway": "from . import _base\n",
+            "socket_mode.callbacks": ("from .. import _base\ndef f():\n"
+                                      "    # deferred: socket mode only\n"
+                                      "    from ..protocol import Py4JError\n")}
+    modules = {}
+    for name, text in fake.items():
+        modules[name] = tmp_path / (name.replace(".", "/") + ".py")
+        modules[name].write_text(text)
+    assert _layer_problems(modules) == [
+        "py4jni._base:3 imports py4jni.java_gateway (py4j's modules, above foundations)",
+        "py4jni._base:3 defers an import without saying why",
+        "a circle of imports: no order for ['_base', 'java_gateway', 'protocol', 'socket_mode."
+        "callbacks']"]
+
 
 
 def test_importing_the_py4j_modules_and_the_switch_loads_no_adapter():

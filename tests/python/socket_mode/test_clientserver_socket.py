@@ -645,7 +645,7 @@ def test_served_connection_timing_out_is_reset_as_py4j():
 
     from py4jni import _py4jni
     from py4jni.java_gateway import GatewayProperty
-    from py4jni.socket_callbacks import PythonProxyPool
+    from py4jni.socket_mode.callbacks import PythonProxyPool
     client = _py4jni.socket_client("127.0.0.1", free_port(), None, 0.0, pinned=True)
     try:
         peer, conn = _served_pair(0.2)

@@ -21,7 +21,7 @@ import pytest
 from conftest import fixtures_jar, free_port, py4j_jar, run_python
 from py4jni import (CallbackServerParameters, GatewayParameters, JavaGateway, Py4JJavaError,
                     Py4JNetworkError, launch_gateway)
-from py4jni import socket_callbacks
+from py4jni.socket_mode import callbacks as socket_callbacks
 
 pytestmark = pytest.mark.skipif(py4j_jar() is None, reason="py4j's jar is not installed")
 

@@ -397,15 +397,15 @@ def test_a_serving_context_changed_later_is_refused_per_connection(
     """A PythonServer checks its context again for each connection Java opens: a
     callback into Python's ssl objects set since (sni_callback, which a Java client
     naming a dotted host would trigger) refuses that connection, naming it."""
-    from py4jni import clientserver
+    from py4jni.socket_mode import callbacks
     ctx = server_context(certs["good"])
     params = PythonParameters(ssl_context=ctx)
-    clientserver._check_serving_context(params)
+    callbacks._check_serving_context(params)
     ctx.sni_callback = lambda *args: None
     with pytest.raises(Py4JError, match="sni_callback"):
-        clientserver._check_serving_context(params)
+        callbacks._check_serving_context(params)
     ctx.sni_callback = None
-    clientserver._check_serving_context(params)
+    callbacks._check_serving_context(params)
 
 
 def test_calls_work_after_the_tls_sockets_flags_change(

@@ -4,22 +4,23 @@
 passed to Java through a socket-mode gateway, travels as py4j's proxy argument
 ``f<id>;<fqn>;...``; py4j's GatewayServer builds a ``java.lang.reflect.Proxy`` whose
 calls come back to this process's callback server. The argument is made in C (the
-client's ``proxy_hook``, python-binding/src/socket/socket_callbacks.c) from the text this module
-returns, so the rest of the call costs what any socket call costs.
+client's ``proxy_hook``, python-binding/src/socket/socket_callbacks.c) from the text this
+module returns, so the rest of the call costs what any socket call costs.
 
 *Ids and lifetime.* Ids follow py4j's scheme, ``"p0"``, ``"p1"``, ..., numbered per
 process rather than per gateway (a GatewayServer outlives the gateways that used it, and
-its stale proxies' ``g`` commands reach whichever callback server it points at now). Each
-gateway keeps a ``PythonProxyPool``. py4j's server makes a new Java proxy for every proxy
-argument it reads, and each one, once Java's GC finalizes it, sends a ``g`` command; so
-the pool counts the Java proxies of each object (one more per send, one less per ``g``)
-and holds the Python object until the count is back to zero. The same Python object sent
-again while it is in the pool reuses its id. (A proxy argument py4j could not read, e.g.
-one naming a missing interface, is never finalized: its object stays in the pool until
-the callback server stops, as in py4j.) Java hands a proxy back to Python as a
-reference to the Java proxy (a JavaObject), as py4j does, not as the Python object.
-``shutdown_callback_server()`` empties the pool (Java's proxies then fail when called);
-unlike py4j, a later proxy or ``start_callback_server()`` starts a new server.
+its stale proxies' ``g`` commands reach whichever callback server it points at now).
+Each gateway keeps a ``PythonProxyPool`` (py4jni/_base.py). py4j's server makes a new
+Java proxy for every proxy argument it reads, and each one, once Java's GC finalizes it,
+sends a ``g`` command; so the pool counts the Java proxies of each object (one more per
+send, one less per ``g``) and holds the Python object until the count is back to zero.
+The same Python object sent again while it is in the pool reuses its id. (A proxy
+argument py4j could not read, e.g. one naming a missing interface, is never finalized:
+its object stays in the pool until the callback server stops, as in py4j.) Java hands a
+proxy back to Python as a reference to the Java proxy (a JavaObject), as py4j does, not
+as the Python object. ``shutdown_callback_server()`` empties the pool (Java's proxies
+then fail when called); unlike py4j, a later proxy or ``start_callback_server()`` starts
+a new server.
 
 *Python entry point.* ``JavaGateway(python_server_entry_point=obj)`` puts ``obj`` in the
 pool under py4j's id ``t`` and starts the callback server: Java reaches it with
@@ -52,7 +53,9 @@ CallbackServerParameters without a token there).
 *Pinned-thread mode* (py4jni.clientserver, a py4j ClientServer): Java calls a proxy on
 the connection of the Python thread waiting for it; the C client hands the command to
 the client's ``command_hook`` (``command_hook`` below), which runs it with ``execute``,
-the same code the callback server's connections use.
+the same code the callback server's connections use. Java threads without such a
+connection reach the ``PythonServer`` (at the end of this module, with its
+``ClientServerConnection``; py4jni.clientserver exports both under py4j's names).
 
 *Threads.* One daemon thread accepts; each Java connection is served by a daemon thread
 of its own (py4j's Java side opens one connection per concurrent callback), which also
@@ -68,90 +71,30 @@ receiving it, so they must still exist then.
 """
 from __future__ import annotations
 
-import itertools
+import os
 import socket
 import struct
 import threading
 import weakref
 from typing import Any, Callable
 
-from . import _py4jni
-from .protocol import Py4JError, Py4JJavaError, Py4JNetworkError
+from .. import _base, _py4jni
+from .._base import (DEFAULT_ADDRESS, DEFAULT_PYTHON_PROXY_PORT,  # noqa: F401
+                     CallbackServerParameters, GatewayParameters, GatewayProperty,
+                     PythonProxyPool, _close_socket, quiet_close)
+from ..protocol import (AUTH_COMMAND_NAME, EMPTY_RESPONSE, ENTRY_POINT_OBJECT_ID,
+                        ERROR_ON_RECEIVE, ERROR_ON_SEND, GATEWAY_SERVER_OBJECT_ID,
+                        SHUTDOWN_GATEWAY_COMMAND_NAME, Py4JAuthenticationError, Py4JError,
+                        Py4JJavaError, Py4JNetworkError, _callback_error_text, is_error,
+                        smart_decode)
 
 __all__ = ["CallbackServer", "PythonProxyPool", "CallbackConnection"]
-
-DEFAULT_ADDRESS = "127.0.0.1"
-DEFAULT_PYTHON_PROXY_PORT = 25334
-PYTHON_PROXY_PREFIX = "p"
-ENTRY_POINT_OBJECT_ID = "t"
-GATEWAY_SERVER_OBJECT_ID = "GATEWAY_SERVER"
 
 _SUCCESS = b"!y\n"       # py4j's answer to `g`
 _VOID = b"!yv\n"         # py4j's answer to a good auth token
 _ERROR_NULL = b"!xn\n"   # py4j's answer to a bad token or an unknown command
 HANDSHAKE_TIMEOUT = 30.0  # seconds a TLS handshake of an accepted connection may take
                           # when no read_timeout is set (the C transport's bound too)
-
-# Proxy numbers are unique in the process, not per gateway as in py4j: a GatewayServer
-# outlives the gateways that used it, and its stale proxies' `g` commands reach the
-# callback server of whichever gateway it points at now.
-_next_number = itertools.count()
-
-
-class PythonProxyPool:
-    """The Python objects Java holds proxies of, by py4j id (thread-safe). py4j's
-    interface: ``pool[id]``, ``del pool[id]``, ``pool.put(object, force_id=None)``,
-    ``pool.clear()``, ``id in pool``, ``len(pool)``; plus ``release(id)``.
-
-    As py4j's: each ``put`` is an entry of its own, with a new id (the same object
-    passed twice is two entries, one per Java proxy); ``release`` (py4j's ``g``
-    command, sent when Java's GC collects that proxy) drops it. A forced id (the Python
-    entry point, ``"t"``) is never released."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.dict: dict[str, Any] = {}      # id -> object (callbacks read it unlocked)
-
-    def put(self, object: Any, force_id: str | None = None) -> str:  # noqa: A002 - py4j's
-        """Adds ``object`` under a new id (or ``force_id``); returns the id."""
-        with self.lock:
-            pid = force_id or PYTHON_PROXY_PREFIX + str(next(_next_number))
-            self.dict[pid] = object
-            return pid
-
-    def release(self, pid: str) -> bool:
-        """Java's proxy ``pid`` was finalized; returns False for an unknown id."""
-        if pid == ENTRY_POINT_OBJECT_ID:
-            return False
-        with self.lock:
-            obj = self.dict.pop(pid, _MISSING)
-        if obj is _MISSING:
-            return False
-        del obj  # outside the lock: its __del__ may run anything
-        return True
-
-    def __getitem__(self, pid: str) -> Any:
-        return self.dict[pid]
-
-    def __delitem__(self, pid: str) -> None:
-        with self.lock:
-            del self.dict[pid]
-
-    def clear(self) -> None:
-        with self.lock:
-            old = self.dict
-            self.dict = {}
-        old.clear()
-
-    def __contains__(self, pid: object) -> bool:
-        return pid in self.dict
-
-    def __len__(self) -> int:
-        return len(self.dict)
-
-
-_MISSING = object()
-
 
 def _identity_hash(obj: Any) -> int:
     return (id(obj) >> 4) & 0x7FFFFFFF
@@ -174,9 +117,8 @@ def _error_answer(client: Any, exc: BaseException, propagate: bool, keep: list[A
             return _py4jni.wire_answer(client, exc.java_exception, error=True)
         except Exception:  # noqa: BLE001 - e.g. detached: report the traceback instead
             pass
-    from .callbacks import _error_payload  # traceback text, long ones trimmed
     try:
-        text = _error_payload(client, exc)
+        text = _callback_error_text(exc)
     except Exception:  # noqa: BLE001 - formatting failed (deep recursion): name it at least
         text = f"Traceback unavailable\n{type(exc).__name__}: {exc!s:.2000}\n"
     try:
@@ -260,13 +202,12 @@ def command_hook(client: Any, pool: PythonProxyPool, params: Any) -> Callable[[b
 
 
 def _signal(name: str, sender: Any, **params: Any) -> None:
-    """Sends py4j's server signal ``py4jni.java_gateway.<name>``; a receiver's error is
-    logged, never raised into the server's threads."""
-    from . import java_gateway
+    """Sends py4j's server signal ``py4jni.java_gateway.<name>`` (made in py4jni._base);
+    a receiver's error is logged, never raised into the server's threads."""
     try:
-        getattr(java_gateway, name).send(sender, **params)
+        getattr(_base, name).send(sender, **params)
     except Exception:  # noqa: BLE001
-        java_gateway.logger.exception("a receiver of %s failed", name)
+        _base._log().exception("a receiver of %s failed", name)
 
 
 class CallbackConnection:
@@ -430,7 +371,6 @@ class CallbackServer:
                  port: int = DEFAULT_PYTHON_PROXY_PORT, address: str = DEFAULT_ADDRESS,
                  callback_server_parameters: Any = None) -> None:
         if callback_server_parameters is None:
-            from .java_gateway import CallbackServerParameters
             callback_server_parameters = CallbackServerParameters(address=address, port=port)
         self.callback_server_parameters = callback_server_parameters
         self.port = callback_server_parameters.port
@@ -631,7 +571,6 @@ class _GatewayCallbacks:
                 if not (implicit and not self.explicit and params.port):
                     raise
                 # on demand with py4j's default port taken: any free port will do
-                from .java_gateway import CallbackServerParameters
                 server = CallbackServer(self.pool, client, callback_server_parameters=(
                     CallbackServerParameters(address=params.address, port=0,
                                              auth_token=params.auth_token,
@@ -662,8 +601,6 @@ class _GatewayCallbacks:
 
     def _python_server(self, client: Any, params: Any) -> CallbackServer:
         """py4j's PythonServer for a pinned-thread client (py4jni.clientserver)."""
-        from .clientserver import PythonServer
-        from .java_gateway import GatewayProperty
         gateway = self._gateway_ref()
         java_params = gateway.gateway_parameters if gateway is not None else None
         prop = GatewayProperty(False, self.pool)
@@ -757,3 +694,216 @@ def shutdown_callback_server(gateway: Any) -> None:
 def pool_of(gateway: Any) -> PythonProxyPool:
     """The gateway's proxy pool (tests, diagnostics)."""
     return _state(gateway).pool
+
+
+# -- py4j's pinned-thread mode (py4jni.clientserver): PythonServer, its connections --
+
+
+class PythonServer(CallbackServer):
+    """py4j's server of the pinned-thread mode: accepts the connections Java threads
+    open to Python (``python_parameters`` address and port) and serves each on a Python
+    thread of its own (a ClientServerConnection), where Java calls the callback makes
+    go out on that same connection."""
+
+    #: The C transport serves these connections: it runs their TLS handshake itself
+    #: (the JavaClient's serve context), so accepted sockets stay plain here.
+    _tls_in_python = False
+
+    def __init__(self, java_client: Any, java_parameters: Any, python_parameters: Any,
+                 gateway_property: Any) -> None:
+        super().__init__(pool=gateway_property.pool, gateway_client=java_client,
+                         callback_server_parameters=python_parameters)
+        self.java_parameters = java_parameters
+        self.python_parameters = python_parameters
+        self.gateway_property = gateway_property
+
+    def _create_connection(self, socket_instance: Any, stream: Any) -> "ClientServerConnection":
+        connection = ClientServerConnection(
+            self.java_parameters, self.python_parameters, self.gateway_property,
+            self.gateway_client, python_server=self)
+        connection.init_socket_from_python_server(socket_instance, stream)
+        return connection
+
+
+class ClientServerConnection(CallbackConnection):
+    """py4j's two-way connection of the pinned-thread mode. As the PythonServer makes
+    them: ``start()`` serves the accepted socket on a new daemon thread, which it
+    becomes the Java connection of (the C client reads Java's commands, runs them
+    through the client's command hook and answers); ``close()`` ends it. Made by user
+    code: ``connect_to_java_server()``, then raw py4j text with ``send_command`` (Java's
+    callbacks on it run in the caller), ``shutdown_gateway()``, ``close()``."""
+
+    def __init__(self, java_parameters: Any, python_parameters: Any, gateway_property: Any,
+                 java_client: Any, python_server: Any = None) -> None:
+        self.java_parameters = java_parameters
+        self.python_parameters = python_parameters
+        params = java_parameters or GatewayParameters()  # py4j's JavaParameters()
+        self.address = self.java_address = params.address
+        self.port = self.java_port = params.port
+        self.python_address = python_parameters.address
+        self.python_port = python_parameters.port
+        self.ssl_context = None
+        self.socket: Any = None
+        self.stream: Any = None
+        self.gateway_property = gateway_property
+        self.pool = gateway_property.pool
+        self.is_connected = False
+        self.java_client = java_client
+        self.python_server = self.server = python_server
+        self.initiated_from_client = False
+        self.thread: threading.Thread | None = None
+        self._stopped = threading.Lock()  # held once server_connection_stopped was sent
+
+    def init_socket_from_python_server(self, socket: Any, stream: Any) -> None:
+        """Adopts a socket the PythonServer accepted."""
+        self.socket = socket
+        self.stream = stream
+        self.is_connected = True
+
+    def connect_to_java_server(self) -> None:
+        """py4j's raw client connection: connects to the JavaServer (authenticating with
+        ``java_parameters.auth_token``) for ``send_command``. (A ClientServer's own calls
+        go through its C client, a connection per thread.)"""
+        try:
+            sock = socket.create_connection((self.java_address, self.java_port))
+            context = self.java_parameters.ssl_context
+            if context:  # py4j's wrap_socket(server_hostname=java_address)
+                sock = context.wrap_socket(sock, server_hostname=self.java_address)
+            sock.settimeout(self.java_parameters.read_timeout or None)
+            self.socket, self.stream = sock, sock.makefile("rb")
+            self.is_connected = self.initiated_from_client = True
+        except OSError as exc:
+            self.close()
+            raise Py4JNetworkError(f"An error occurred while trying to connect to the Java "
+                                   f"server ({self.java_address}:{self.java_port})",
+                                   exc) from exc
+        token = self.java_parameters.auth_token
+        if token and is_error(self.send_command(f"{AUTH_COMMAND_NAME}\n{token}\n"))[0]:
+            self.close(reset=True)
+            raise Py4JAuthenticationError("Failed to authenticate with gateway server.")
+
+    def send_command(self, command: str) -> str:
+        """Sends raw py4j command text and returns the answer without its ``!``. Commands
+        Java sends meanwhile on this connection (callbacks) run here, as in py4j."""
+        try:
+            self.socket.sendall(command.encode("utf-8"))
+        except Exception as exc:  # noqa: BLE001
+            raise Py4JNetworkError("Error while sending", exc, ERROR_ON_SEND) from exc
+        propagate = bool(self.python_parameters.propagate_java_exceptions)
+        keep: list[Any] = []
+        try:
+            while True:
+                line = self.stream.readline()
+                if not line.strip():
+                    raise Py4JNetworkError("Answer from Java side is empty",
+                                           when=EMPTY_RESPONSE)
+                if line.startswith(b"!"):
+                    return smart_decode(line[1:-1])
+                lines = [line]
+                while lines[-1] != b"e\n":
+                    lines.append(self.stream.readline())
+                    if not lines[-1]:
+                        raise Py4JNetworkError("Answer from Java side is empty",
+                                               when=EMPTY_RESPONSE)
+                kept: list[Any] = []
+                self.socket.sendall(execute(self.java_client, self.pool, propagate,
+                                            lines, kept))
+                keep[:] = kept
+        except Py4JNetworkError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise Py4JNetworkError("Error while sending or receiving", exc,
+                                   ERROR_ON_RECEIVE) from exc
+
+    def shutdown_gateway(self) -> None:
+        """Asks the Java side to shut its ClientServer down, then closes."""
+        if not self.is_connected:
+            raise Py4JError("Gateway must be connected to send shutdown cmd.")
+        try:
+            self.socket.sendall(SHUTDOWN_GATEWAY_COMMAND_NAME.encode("utf-8"))
+        except OSError:
+            pass
+        self.close()
+
+    def close(self, reset: bool = False) -> None:
+        """Closes the connection (a RST when ``reset``); a served one's thread then ends."""
+        if self.socket is None:
+            return
+        if self.initiated_from_client:
+            _close_socket(self.socket, self.stream, reset)
+            self.socket = self.stream = None
+            self.is_connected = False
+            return
+        super().close(reset)
+
+    def start(self) -> None:
+        """Serves the connection on a new daemon thread."""
+        self.thread = threading.Thread(target=self.run, daemon=True,
+                             name=f"py4jni-clientserver-connection-{self.socket.fileno()}")
+        self.thread.start()
+
+    def shutdown_socket(self, remote_port: int, local_port: int) -> None:
+        """py4j's: asks the Java side to shut its socket with these ports down (py4j's
+        ``z`` command), then closes this connection. Errors are logged."""
+        if not self.is_connected:
+            raise Py4JError("Gateway must be connected to send cancel cmd.")
+        try:
+            quiet_close(self.stream)
+            self.socket.sendall(f"z\n127.0.0.1\n{remote_port}\n{local_port}\n".encode("utf-8"))
+            self.close()
+            self.is_connected = False
+        except Exception:  # noqa: BLE001 - py4j logs it
+            _base._log().exception("Exception occurred while shutting down connection")
+
+    def run(self) -> None:
+        """Serves Java's commands on this thread until Java closes the connection."""
+        client = self.java_client
+        if isinstance(client, _py4jni.Client) and client.caps & _py4jni.CAP_PINNED:
+            client.set_thread_connection(self)  # as py4j: this thread's connection
+        self.wait_for_commands()
+
+    def wait_for_commands(self) -> None:
+        """Serves Java's commands on this connection, on the calling thread, until Java
+        closes it (the C client reads, runs them through the command hook, answers)."""
+        reset = False
+        try:
+            _check_serving_context(self.python_parameters)
+            # C serves (and closes) a duplicate; the socket stays here for close()
+            fd = os.dup(self.socket.fileno())
+            _py4jni.serve_connection(self.java_client, fd,
+                                     self.python_parameters.auth_token,
+                                     float(self.python_parameters.read_timeout or 0.0))
+        except Exception as exc:  # noqa: BLE001 - a refused token, a broken connection
+            # py4j resets a connection that timed out or failed authentication, so that
+            # Java's next command on it fails on write and Java retries on a new one
+            reset = isinstance(exc, Py4JAuthenticationError) or (
+                isinstance(exc, Py4JNetworkError) and isinstance(exc.cause, TimeoutError))
+            _base._log().info("pinned-thread connection from Java ended with an error",
+                        exc_info=True)
+        finally:
+            self._signal_stopped()
+            if reset and self.socket is not None:
+                try:  # the last descriptor of the socket: its close sends a RST
+                    self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                           struct.pack("ii", 1, 0))
+                except OSError:
+                    pass
+            quiet_close(self.socket)
+            self.socket = None  # py4j's: an ended connection has no socket
+            self.is_connected = False
+
+
+
+def _check_serving_context(python_parameters: Any) -> None:
+    """Refuses to serve a connection whose TLS context (PythonParameters' ssl_context,
+    live: it may have changed since the server started) has a callback OpenSSL would run
+    into Python's ssl objects, which the C transport's connections are not
+    (``sni_callback``, ``keylog_filename``, ``_msg_callback``): Py4JError naming it."""
+    context = getattr(python_parameters, "ssl_context", None)
+    if context is None:
+        return
+    for name in ("sni_callback", "keylog_filename", "_msg_callback"):
+        if getattr(context, name, None) is not None:
+            raise Py4JError(f"py4jni: PythonParameters(ssl_context=...) cannot serve Java's "
+                            f"connection: its {name} is set (OpenSSL would call back into "
+                            "Python's ssl objects)")
