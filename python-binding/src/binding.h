@@ -100,8 +100,19 @@ static inline void p4j_pin(JavaObject *o)
 #endif
 }
 
-/* Ends a p4j_pin; releases a handle detached meanwhile once no call uses it. */
+/* Ends a p4j_pin; releases a handle detached meanwhile once no call uses it (inline
+ * where the GIL orders: every call of a JavaMember ends with it). */
+#ifdef Py_GIL_DISABLED
 void p4j_unpin(JavaObject *o);
+#else
+static inline void p4j_unpin(JavaObject *o)
+{
+    if (--o->busy == 0 && o->parked.handle) {
+        o->client->c->ops->release(o->client->c, &o->parked);
+        o->parked.handle = NULL;
+    }
+}
+#endif
 
 /* Pins `o` and copies its ref into *out: 1, or 0 (nothing pinned) once it was detached.
  * Free-threaded builds pin first, then read the handle: a detach on another thread either
@@ -288,11 +299,15 @@ void p4j_ref_id(ClientObject *cl, const p4j_ref *ref, char *buf, size_t cap);
 /* Returns a new JavaMember bound to `owner`. */
 PyObject *p4jpy_member_new(PyObject *owner, PyObject *name, unsigned flags);
 
-/* Prepares objects.c's constants (interned names). 0, or -1 with an exception. */
+/* Prepares the Java types (interned names, derived types; objects.c): 0, or -1. */
 int p4j_objects_init(void);
 
-/* Returns the client of a JavaObject/JavaClass with an exception when closed. */
-int p4j_check_open(ClientObject *cl);
+/* 0 while the client of a JavaObject/JavaClass is open, else -1 with Py4JError. */
+int p4j_closed_error(void);
+static inline int p4j_check_open(ClientObject *cl)
+{
+    return __builtin_expect(cl->c->closed, 0) ? p4j_closed_error() : 0;
+}
 
 /* ---- collections and arrays (arrays.c, batches.c; java_collections.py builds on them) */
 
