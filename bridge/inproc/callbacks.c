@@ -14,7 +14,7 @@
  * Stack: callbacks nest (Python -> Java -> Python ...) on one native stack. HotSpot
  * bounds the process's main thread, attached later, by -Xss, as it does Java threads;
  * one level costs about 6 KiB, so py4jni starts the JVM with -Xss of the main thread's
- * stack limit (python-binding/py4jni/_transports.py: 1,000 levels in 8 MiB), and a
+ * stack limit (python-binding/py4jni/inproc_mode/transport.py: 1,000 levels in 8 MiB), and a
  * callback that would start with less than CB_STACK_RESERVE left throws
  * StackOverflowError instead (Java and Python code can catch it).
  */

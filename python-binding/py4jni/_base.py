@@ -3,7 +3,7 @@ parameter classes and server signals, its logger, the socket helpers py4j's modu
 export, the proxy pool and the helper jar's path.
 
 py4j defines these in its ``java_gateway`` module, and py4jni.java_gateway re-exports
-every one of them (the same objects); the transports (py4jni/_transports.py,
+every one of them (the same objects); the transports (py4jni/inproc_mode/,
 py4jni/socket_mode/) take them from here, so that nothing below the gateway imports it.
 """
 from __future__ import annotations

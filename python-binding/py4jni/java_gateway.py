@@ -56,6 +56,7 @@ from .protocol import (Py4JAuthenticationError, Py4JError, Py4JJavaError,  # noq
                        is_fatal_error, register_output_converter, smart_decode,
                        unescape_new_line)
 from .signals import Signal  # noqa: F401 - py4j's module has it
+from .inproc_mode import transport as _inproc_transport  # noqa: F401 - its TRANSPORTS entry
 from .socket_mode.transport import PINNED, connect_socket
 
 
@@ -547,8 +548,8 @@ class JavaGateway(_py4jni.Namespace):
         (py4jni only, in-process): ``{"name": fn}`` or ``{"name(JNI signature)": fn}``.
         Each becomes a libffi closure bound with RegisterNatives, so Java calls it with
         no boxing or reflection. Unknown names and wrong arities raise Py4JError now.
-        See ``py4jni.callbacks.register_natives``."""
-        from . import callbacks  # deferred: ~0.4 ms, for the programs that use natives
+        See ``py4jni.inproc_mode.callbacks.register_natives``."""
+        from .inproc_mode import callbacks  # deferred: ~0.4 ms, for the programs that use natives
         callbacks.register_natives(self, class_name, mapping)
 
     def direct_buffer(self, obj: Any) -> JavaObject:

@@ -16,7 +16,7 @@ TYPE_CHECKING = False  # typing's constant without importing typing (~5 ms)
 if TYPE_CHECKING:
     from typing import Any, Sequence
 
-from . import _transports
+from .inproc_mode.transport import INPROC
 from .protocol import Py4JAuthenticationError, Py4JError
 
 __all__ = ["launch_gateway", "find_jar_path", "EmbeddedGatewayServer"]
@@ -181,7 +181,7 @@ class EmbeddedGatewayServer:
         _switch.register_in_process_server(self.port, self._served)
 
     def _new_client(self) -> Any:
-        client = _transports.TRANSPORTS["inproc"].connect(None, self._classpath, self._options, None,
+        client = INPROC.connect(None, self._classpath, self._options, None,
                                               False, False, True)
         self._clients.add(client)
         return client

@@ -356,7 +356,7 @@ int p4j_batches_init(PyObject *module);
 /* Adds buffers.c's zero-copy functions (direct_buffer, as_memoryview). 0 or -1. */
 int p4j_buffers_init(PyObject *module);
 
-/* ---- callbacks: Java calls Python (py_callbacks.c, py_natives.c; py4jni/callbacks.py) */
+/* ---- callbacks: Java calls Python (py_callbacks.c, py_natives.c; py4jni/inproc_mode/callbacks.py) */
 
 /* When `o` is a py4j-style proxy (its class has `Java.implements`) and the client is
  * in-process: sets *out to a new JavaObject for its Java proxy (made once, then reused

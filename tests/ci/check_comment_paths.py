@@ -4,11 +4,10 @@
 Scans the comments of the tracked C, Java, Python, shell and CMake files (C and Java
 block and line comments; Python, shell and CMake ``#`` comments and Python docstrings),
 and the whole text of the documentation pages (README.md, docs/, perf/README.md), for
-paths such as ``bridge/inproc/inproc.c`` or ``py4jni/callbacks.py`` and reports those that
-name no file or folder. A path resolves against the repository root, the commenting
-file's folder, or python-binding/ (``py4jni/java_gateway.py``, ``src/module.c``). Exit status 1 when any
-path is missing. Run by tests/run_all.sh.
-"""
+paths such as ``bridge/inproc/inproc.c`` or ``py4jni/inproc_mode/callbacks.py`` and
+reports those that name no file or folder. A path resolves against the repository root,
+the commenting file's folder, or python-binding/ (``py4jni/java_gateway.py``,
+``src/module.c``). Exit status 1 when any path is missing. Run by tests/run_all.sh."""
 from __future__ import annotations
 
 import re

@@ -65,7 +65,7 @@ def system_property_options(props: dict[str, str]) -> list[str]:
 
 class InProcessCallbacks:
     """Stands where a framework looks for py4j's callback server: in-process, Java calls
-    Python proxies directly (py4jni.callbacks), so there is no server and no socket.
+    Python proxies directly (py4jni.inproc_mode.callbacks), so there is no server and no socket.
     Its address and port are what a framework passes to Java's
     ``GatewayServer.resetCallbackClient``; no connection is ever made to them."""
 

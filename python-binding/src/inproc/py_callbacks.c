@@ -39,7 +39,7 @@ static PyObject *proxy_cache;      /* {id(obj): handle address} */
 static PyObject *str_Java, *str_implements;
 static PyObject **method_names;    /* interned names by p4j_cb_method id */
 static size_t method_names_cap;
-static PyObject *error_payload;    /* py4jni.callbacks._error_payload, imported lazily */
+static PyObject *error_payload;    /* py4jni.inproc_mode.callbacks._error_payload, imported lazily */
 static p4j_pyhandle *entry_handle; /* the Python entry point set through this module */
 P4JPY_MUTEX(cb_lock);              /* free-threaded builds: see the top of this file */
 
@@ -353,7 +353,7 @@ static p4j_status python_failed(ClientObject *cl, p4j_error *err)
     base_keep(et, ev);
     PyObject *payload = NULL;
     if (!P4JPY_LOAD(error_payload)) { /* two threads may both import: one is kept */
-        PyObject *mod = PyImport_ImportModule("py4jni.callbacks");
+        PyObject *mod = PyImport_ImportModule("py4jni.inproc_mode.callbacks");
         if (mod) {
             PyObject *fn = PyObject_GetAttrString(mod, "_error_payload");
             Py_DECREF(mod);

@@ -3,7 +3,7 @@
  * per method; the calls run through the callback hooks of py_callbacks.c with the callable
  * as target).
  *
- * Validation of the mapping (names, overloads, arity) is in py4jni/callbacks.py; this
+ * Validation of the mapping (names, overloads, arity) is in py4jni/inproc_mode/callbacks.py; this
  * file lists a class's natives and binds the chosen ones.
  */
 #include "binding.h"

@@ -252,7 +252,7 @@ def test_second_gateway_with_other_jvm_options_is_refused():
         "    print('ERR', e)\n")
     # (between -Xrs and the user's options: the class-data-sharing ones, if an archive
     # is in the cache, an AOT cache from JDK 25; py4jni/_cds.py; after them the main
-    # thread's -Xss, py4jni/_transports.py)
+    # thread's -Xss, py4jni/inproc_mode/transport.py)
     assert re.search(r"ERR py4jni: the JVM of this process is already running with options "
                      r"\[-Xrs (-XX:SharedArchiveFile=\S+ -Xshare:auto -Xlog:cds=off "
                      r"-Xlog:cds\+dynamic=off |-XX:AOTCache=\S+ -Xlog:aot\*=off "

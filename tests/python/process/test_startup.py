@@ -11,7 +11,7 @@ import pytest
 # first call needs (each is imported where it is used).
 HEAVY = ["typing", "threading", "re", "collections", "decimal", "logging", "subprocess",
          "socket", "queue", "glob", "weakref", "enum", "functools", "pydoc",
-         "py4jni.java_collections", "py4jni.callbacks", "py4jni.socket_mode.callbacks"]
+         "py4jni.java_collections", "py4jni.inproc_mode.callbacks", "py4jni.socket_mode.callbacks"]
 
 
 def _python(code: str, timeout: float = 120,
@@ -59,7 +59,7 @@ def test_first_gateway_and_call_leave_heavy_modules_unloaded(tmp_path, monkeypat
 
 def test_parts_left_out_of_start_up_work_when_first_used_on_a_java_thread(
         tmp_path, monkeypatch) -> None:
-    """A default gateway imports neither py4jni.callbacks nor weakref, nor resolves
+    """A default gateway imports neither py4jni.inproc_mode.callbacks nor weakref, nor resolves
     BigDecimal; each is made on first use from a callback on a Java thread: the
     traceback of a failing callback, the class cache of the collections
     (ListConverter), a Decimal argument (and its overload check)."""
@@ -70,7 +70,7 @@ def test_parts_left_out_of_start_up_work_when_first_used_on_a_java_thread(
         "from decimal import Decimal\n"
         "from py4jni import JavaGateway, ListConverter, Py4JJavaError\n"
         f"gw = JavaGateway(classpath={fixtures_jar()!r})\n"
-        "assert 'py4jni.callbacks' not in sys.modules and 'weakref' not in sys.modules\n"
+        "assert 'py4jni.inproc_mode.callbacks' not in sys.modules and 'weakref' not in sys.modules\n"
         "sizes = []\n"
         "class R:\n"
         "    def run(self):\n"
@@ -87,7 +87,7 @@ def test_parts_left_out_of_start_up_work_when_first_used_on_a_java_thread(
         "    text = str(e)\n"
         "assert sizes == [2, '1.50'], sizes\n"
         "assert 'ValueError: raised on a Java thread' in text, text\n"
-        "assert 'py4jni.callbacks' in sys.modules and 'weakref' in sys.modules\n"
+        "assert 'py4jni.inproc_mode.callbacks' in sys.modules and 'weakref' in sys.modules\n"
         "print('ok')\n")
     assert "ok" in _python(code).stdout
 

@@ -44,9 +44,9 @@ if TYPE_CHECKING:
     import weakref
     from typing import Any, Callable, Mapping
 
-from . import _hooks, _py4jni
-from ._py4jni import JavaClass
-from .protocol import Py4JError, Py4JJavaError, _callback_error_text
+from .. import _hooks, _py4jni
+from .._py4jni import JavaClass
+from ..protocol import Py4JError, Py4JJavaError, _callback_error_text
 
 __all__ = ["register_natives", "set_python_entry_point", "attach", "detach"]
 
