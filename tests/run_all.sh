@@ -18,7 +18,7 @@ source "$root/tests/ci/steps.sh"
 p4j_log_open "${P4J_BUILD_DIR:-$root/build}/logs/run_all.log"
 P4J_LOG_KEEP=1
 t0=$SECONDS
-echo "run_all.sh: every test; about 9-12 minutes on 2 cores once set up (the first set-up"
+echo "run_all.sh: every test; about 14-16 minutes on 2 cores once set up (the first set-up"
 echo "adds Debian packages, ~2 GB of Python packages with PySpark and PyFlink, and two builds)"
 source "$root/tests/setup_env.sh"
 cd "$P4J_ROOT"
