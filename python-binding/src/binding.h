@@ -140,8 +140,10 @@ static inline int p4jpy_pin_copy(JavaObject *o, p4j_ref *out)
 static inline void p4jpy_keep_cls(p4j_ref *ref, const void *handle, void *cls)
 {
 #ifdef Py_GIL_DISABLED
-    void *none = NULL;
-    if (cls && __atomic_load_n(&ref->handle, __ATOMIC_RELAXED) == handle)
+    void *none = NULL; /* read first: a compare-exchange takes the cache line even when it
+                          fails, and a class's ref is shared by every thread calling it */
+    if (cls && !__atomic_load_n(&ref->cls, __ATOMIC_RELAXED) &&
+        __atomic_load_n(&ref->handle, __ATOMIC_RELAXED) == handle)
         __atomic_compare_exchange_n(&ref->cls, &none, cls, false, __ATOMIC_RELEASE,
                                     __ATOMIC_RELAXED);
 #else

@@ -85,7 +85,8 @@ static int jclass_members_set(JavaClassObject *o, PyObject *name, PyObject *valu
 }
 
 /* A cached method or nested class of `o->members` (new reference), its slot filled
- * when `name` is interned; NULL when `kind` is neither. */
+ * when `name` is interned; NULL when `kind` is neither (or, free-threaded, with an
+ * exception when a JavaMember could not be made). */
 static PyObject *jclass_cached(JavaClassObject *o, PyObject *name, PyObject *kind)
 {
     if (!Py_IS_TYPE(kind, &JavaMemberType) && !P4J_IS_JAVACLASS(kind))
@@ -97,8 +98,15 @@ static PyObject *jclass_cached(JavaClassObject *o, PyObject *name, PyObject *kin
         o->slots[i].value = kind;
     }
 #else
-    (void)o;
-    (void)name;
+    /* Each read its own JavaMember, its call site copied: threads calling a static
+     * method through one shared object would all write its reference count. */
+    if (Py_IS_TYPE(kind, &JavaMemberType)) {
+        PyObject *m = p4jpy_member_new((PyObject *)o, name, P4J_CALL_STATIC);
+        if (m)
+            P4JPY_STORE(((JavaMemberObject *)m)->site,
+                        P4JPY_LOAD(((JavaMemberObject *)kind)->site));
+        return m;
+    }
 #endif
     return Py_NewRef(kind);
 }
@@ -131,6 +139,8 @@ static PyObject *jclass_member(JavaClassObject *o, PyObject *name)
 #endif
     if (cached)
         return cached;
+    if (PyErr_Occurred())
+        return NULL;
     if (p4j_check_open(o->client) < 0)
         return NULL;
     Py_ssize_t cname_len;

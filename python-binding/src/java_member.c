@@ -124,7 +124,9 @@ PyObject *p4jpy_member_vectorcall(PyObject *self, PyObject *const *args, size_t 
             P4JPY_STORE(m->site, P4JPY_LOAD(*last_site));
         st = c->ops->call_at(c, &m->site, &target, flags | P4J_CALL_LOCK_HELD, m->cname,
                              (size_t)m->cname_len, pack.vals, (size_t)n, &out, &err);
-        P4JPY_STORE(*last_site, __atomic_load_n(&m->site, __ATOMIC_ACQUIRE)); /* may be shared */
+        void *now = __atomic_load_n(&m->site, __ATOMIC_ACQUIRE);
+        if (P4JPY_LOAD(*last_site) != now) /* shared by the threads calling the owner: */
+            P4JPY_STORE(*last_site, now);   /* written only when it changes            */
     } else {
         Py_BEGIN_ALLOW_THREADS
         st = c->ops->call(c, &target, flags, m->cname, (size_t)m->cname_len, pack.vals,
