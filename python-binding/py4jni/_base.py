@@ -26,12 +26,6 @@ from .signals import Signal
 _logging_names: dict[str, Any] = {}
 
 
-def _subprocess() -> Any:
-    """The subprocess module (imported on first use)."""
-    import subprocess
-    return subprocess
-
-
 def _logging() -> dict[str, Any]:
     """py4j's ``NullHandler`` class, ``null_handler`` and ``logger`` (made once)."""
     if not _logging_names:

@@ -45,7 +45,7 @@ from ._base import (BUFFER_SIZE as BUFFER_SIZE,
                     server_started as server_started, server_stopped as server_stopped,
                     set_default_callback_accept_timeout as set_default_callback_accept_timeout,
                     set_linger as set_linger, set_reuse_address as set_reuse_address)
-from ._base import _close_socket, _log, _subprocess
+from ._base import _close_socket, _log
 from ._py4jni import JavaClass, JavaMember, JavaObject
 from .compat import basestring, hasattr2, range  # noqa: F401
 from .finalizer import ThreadSafeFinalizer  # noqa: F401 - py4j exports it
@@ -72,6 +72,12 @@ _LAZY = {"Popen": ("subprocess", "Popen"), "PIPE": ("subprocess", "PIPE"),
          "ProcessConsumer": ("._consumers", "ProcessConsumer"),
          "CallbackServer": (".socket_mode.callbacks", "CallbackServer"),
          "CallbackConnection": (".socket_mode.callbacks", "CallbackConnection")}
+
+
+def _subprocess() -> Any:
+    """The subprocess module (imported on first use)."""
+    import subprocess
+    return subprocess
 
 
 def is_magic_member(name: str) -> bool:

@@ -219,14 +219,8 @@ static PyObject *jclass_vectorcall(PyObject *self, PyObject *const *args, size_t
     ClientObject *cl = o->client;
     Py_ssize_t n = PyVectorcall_NARGS(nargsf);
     p4j_argpack pack;
-    pack.vals = NULL; /* no arguments: no pack to make and release */
-    if (n && p4j_args_from_py(cl, args, n, &pack) < 0)
+    if (p4jpy_call_args(cl, args, n, &pack) < 0)
         return NULL;
-    if (P4JPY_SIGNALS_CATCH_UP() < 0) { /* a SIGINT just before: its handler raised */
-        if (n)
-            p4j_args_release(&pack);
-        return NULL;
-    }
     p4j_value out;
     p4j_error err = {0};
     p4j_status st;

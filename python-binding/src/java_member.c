@@ -89,14 +89,8 @@ PyObject *p4jpy_member_vectorcall(PyObject *self, PyObject *const *args, size_t 
         return NULL;
     }
     p4j_argpack pack;
-    pack.vals = NULL; /* no arguments: no pack to make and release */
-    if (n && p4j_args_from_py(cl, args, n, &pack) < 0)
+    if (p4jpy_call_args(cl, args, n, &pack) < 0)
         return NULL;
-    if (P4JPY_SIGNALS_CATCH_UP() < 0) { /* a SIGINT just before: its handler raised */
-        if (n)
-            p4j_args_release(&pack);
-        return NULL;
-    }
     /* The call reads its own copy of the target, pinned: a detach() on another thread
      * meanwhile parks the handle until this call returns (see jobject_detach). */
     JavaObject *pinned = P4J_IS_JAVACLASS(m->owner) ? NULL : (JavaObject *)m->owner;

@@ -74,6 +74,23 @@ static inline PyObject *p4jpy_member_new_interned(PyObject *owner, PyObject *nam
                                     PyUnicode_GET_LENGTH(name));
 }
 
+/* The arguments of a call (JavaMember or constructor) made into `pack` (none made for no
+ * arguments), after the signal handlers owed ran: 0, or -1 with an exception (and the
+ * pack released). */
+static inline __attribute__((always_inline)) int
+p4jpy_call_args(ClientObject *cl, PyObject *const *args, Py_ssize_t n, p4j_argpack *pack)
+{
+    pack->vals = NULL; /* no arguments: no pack to make and release */
+    if (n && p4j_args_from_py(cl, args, n, pack) < 0)
+        return -1;
+    if (P4JPY_SIGNALS_CATCH_UP() < 0) { /* a SIGINT just before: its handler raised */
+        if (n)
+            p4j_args_release(pack);
+        return -1;
+    }
+    return 0;
+}
+
 /* Looks `name` up in the instance __dict__ of `self`: 1 with a new reference in *out,
  * 0 when absent (or no __dict__), -1 with an exception. */
 int p4jpy_instance_dict_get(PyObject *self, PyObject *name, PyObject **out);
