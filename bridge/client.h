@@ -11,7 +11,8 @@
  *    is P4J_NULL; the caller frees the error with p4j_error_clear();
  *  - a result that carries a ref (p4j_kind_has_ref) passes ownership of that ref to
  *    the caller, who ends it with ops->release(); a P4J_BYTES result's content is
- *    read (and freed) once with ops->read_bytes();
+ *    read (and freed) once with ops->read_bytes(), on the thread that made the call
+ *    (in-process, the result of call/call_at is a JNI local reference of that thread);
  *  - arguments are borrowed for the duration of the call;
  *  - any thread may call; a transport attaches/locks what it needs itself.
  */

@@ -225,6 +225,14 @@ call_member(JNIEnv *env, p4jj_class *pc, p4jj_member *m, const p4j_ref *target, 
             st = p4j_jvm_capture_exception_text(env, err, !(flags & P4J_CALL_NO_ERROR_TEXT));
         } else if (p4j_scalar_result((p4j_rconv)m->rconv, rv, out)) {
             /* done: a primitive or void result */
+        } else if (m->rconv == RCONV_BYTES && rv.l) {
+            /* the local reference itself, read and deleted by read_bytes on this thread:
+             * no global one (HotSpot makes those under one lock, which threads share) */
+            out->kind = P4J_BYTES;
+            out->u.bytes.data = NULL;
+            out->u.bytes.len = (size_t)(*env)->GetArrayLength(env, (jarray)rv.l);
+            out->ref.handle = rv.l;
+            out->ref.cls = P4J_BYTES_LOCAL;
         } else if (m->rconv == RCONV_OBJECT && !is_static && rv.l &&
                    (*env)->IsSameObject(env, rv.l, (jobject)target->handle)) {
             out->kind = P4J_SELF; /* spares a global ref and a Python object */
@@ -648,7 +656,10 @@ static p4j_status inproc_read_bytes(p4j_client *c, const p4j_value *v, uint8_t *
         return P4J_OK;
     if (dst && v->u.bytes.len)
         (*env)->GetByteArrayRegion(env, arr, 0, (jsize)v->u.bytes.len, (jbyte *)dst);
-    p4j_jvm_global_delete(env, arr);
+    if (v->ref.cls == P4J_BYTES_LOCAL)
+        (*env)->DeleteLocalRef(env, arr);
+    else
+        p4j_jvm_global_delete(env, arr);
     ((p4j_value *)v)->ref.handle = NULL;
     return P4J_OK;
 }

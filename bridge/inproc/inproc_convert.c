@@ -195,6 +195,8 @@ static p4j_status as_ref(JNIEnv *env, jobject obj, p4j_kind kind, p4jj_class *pc
     return P4J_OK;
 }
 
+const char p4j_bytes_local_tag = 'l';
+
 static p4j_status bytes_result(JNIEnv *env, jobject arr, p4j_value *out, p4j_error *err)
 {
     out->kind = P4J_BYTES;

@@ -16,6 +16,12 @@
 
 #include "client.h"
 
+/* The ref.cls of a P4J_BYTES result whose handle is a JNI local reference of the thread
+ * that made the call (call and call_at), not a global one: read_bytes must run on that
+ * thread, with no local frame popped in between. */
+extern const char p4j_bytes_local_tag;
+#define P4J_BYTES_LOCAL ((void *)&p4j_bytes_local_tag)
+
 #define P4J_MAX_ARGS 32 /* arguments per call; more is refused with a clear error */
 #define P4J_CLASS_BUCKETS 64
 

@@ -95,6 +95,34 @@ static void test_global_ref_failure_leaks_nothing(void **state)
     client->ops->release(client, &cls.ref);
 }
 
+/* A method declared to return byte[] hands its result over as the calling thread's
+ * local reference: with global references failing, it still succeeds, and its content
+ * is read once. */
+static void test_bytes_result_needs_no_global_ref(void **state)
+{
+    (void)state;
+    p4j_value cls, out, arg = {.kind = P4J_INT};
+    p4j_error err = {0};
+    arg.u.i = 300;
+    assert_int_equal(resolve("org.py4jni.fixtures.Bytes", &cls, &err), P4J_OK);
+    p4j_value_clear(&cls);
+    assert_int_equal(call_static(&cls, "make", &arg, 1, &out, &err), P4J_OK); /* resolved */
+    assert_int_equal(client->ops->read_bytes(client, &out, NULL, &err), P4J_OK);
+    long before = p4j_jvm_global_count();
+    p4j_fault_arm("jvm.global_new");
+    assert_int_equal(call_static(&cls, "make", &arg, 1, &out, &err), P4J_OK);
+    p4j_fault_arm(NULL);
+    assert_int_equal(out.kind, P4J_BYTES);
+    assert_int_equal(out.u.bytes.len, 300);
+    uint8_t got[300];
+    assert_int_equal(client->ops->read_bytes(client, &out, got, &err), P4J_OK);
+    assert_null(out.ref.handle);
+    for (int i = 0; i < 300; i++)
+        assert_int_equal(got[i], (uint8_t)i);
+    assert_int_equal(p4j_jvm_global_count(), before);
+    client->ops->release(client, &cls.ref);
+}
+
 static void test_string_alloc(void **state)
 {
     (void)state;
@@ -200,6 +228,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_member_alloc),
         cmocka_unit_test(test_global_ref_failure_leaks_nothing),
+        cmocka_unit_test(test_bytes_result_needs_no_global_ref),
         cmocka_unit_test(test_string_alloc),
         cmocka_unit_test(test_caller_plan),
         cmocka_unit_test(test_class_lookup),
