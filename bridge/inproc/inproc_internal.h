@@ -151,8 +151,9 @@ p4jj_member *p4jj_member_at(void **site, p4jj_class *cls, p4jj_member_kind kind,
                             size_t nargs);
 
 /* True when method `name` with descriptor `sig`, declared by class `decl` (binary name,
- * "java.lang.Math"), is a short call: no blocking, no callback (inproc_short.c). */
-bool p4jj_short_call(const char *decl, const char *name, const char *sig);
+ * "java.lang.Math"), called with arguments of kinds `keys` (p4j_arg_key; NULL: unknown),
+ * is a short call: no blocking, no callback (inproc_short.c). */
+bool p4jj_short_call(const char *decl, const char *name, const char *sig, const char *keys);
 
 /* Decides, for method `m` just resolved as reflected `member`, whether it is called
  * through org.py4jni.CallerFrame (caller-sensitive: it needs a Java caller) and sets

@@ -386,8 +386,10 @@ static p4j_status resolve_member(JNIEnv *env, p4jj_class *pc, p4jj_member *m, p4
         jclass decl = (*env)->CallObjectMethod(env, member, p4j_jc.Executable_getDeclaringClass);
         if (p4j_jvm_failed(env, err))
             goto done;
-        char *dname = p4jj_class_name(env, decl);
-        m->short_call = p4jj_short_call(dname, m->name, csig);
+        char *dname = p4jj_class_name(env, decl), keys[P4J_MAX_ARGS + 1];
+        memcpy(keys, m->keys, m->nargs);
+        keys[m->nargs] = '\0';
+        m->short_call = p4jj_short_call(dname, m->name, csig, keys);
         free(dname);
     }
     st = m->kind == P4JJ_MEMBER_FIELD || m->kind == P4JJ_MEMBER_STATIC_FIELD

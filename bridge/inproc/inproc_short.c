@@ -12,8 +12,10 @@
  * accessors of java.nio's buffers (array() hands out the backing array; ByteBuffer's
  * subclasses all live in java.nio, so none of them is user code). The rule
  * is on the class that *declares* the resolved method, so Object.wait() on a
- * StringBuilder is not short, and every parameter must be a primitive or a String
- * (nothing that could be a Python proxy, e.g. append(CharSequence) or append(Object)).
+ * StringBuilder is not short, and every parameter must be a primitive or a String, or
+ * receive a JDK value in this call: null, a String or a box (the member is resolved for
+ * the kinds of its arguments, so java.util.Objects.hashCode(Object) given a str is short,
+ * given a Java object or a Python proxy it is not: its hashCode() may be user code).
  * A constructor is named "<init>" ("*" covers it): new StringBuilder() allocates only.
  * Methods whose time grows without bound with an argument (String.repeat, regular
  * expressions) are left out; the caller also bounds the length of String arguments.
@@ -53,31 +55,42 @@ static const struct {
     {"java.nio.Buffer",
      (const char *const[]){"capacity", "position", "limit", "remaining", "hasRemaining",
                            "isReadOnly", NULL}},
+    {"java.util.Objects",
+     (const char *const[]){"hashCode", "equals", "toString", "isNull", "nonNull",
+                           "requireNonNull", "requireNonNullElse", "checkIndex", NULL}},
     {"java.lang.Double",
      (const char *const[]){"parseDouble", "valueOf", "toString", "compare", "hashCode",
                            "isNaN", "isInfinite", "doubleValue", NULL}},
 };
 
-/* True when every parameter of method descriptor `sig` is a primitive or a String. */
-static bool plain_parameters(const char *sig)
+/* The argument kinds (p4j_arg_key) that reach Java as a JDK value whose methods run no
+ * user code and take no lock: null, a boolean, int, long or double box, a String. */
+static bool value_key(char key) { return key && strchr("nbiLds", key); }
+
+/* True when every parameter of method descriptor `sig` is a primitive or a String, or
+ * its argument kind in `keys` (a C string; NULL: none known) is a JDK value. */
+static bool plain_parameters(const char *sig, const char *keys)
 {
     if (sig[0] != '(')
         return false;
-    for (const char *p = sig + 1; *p && *p != ')';) {
-        if (strchr("ZBCSIJFD", *p)) {
+    for (const char *p = sig + 1; *p && *p != ')'; keys = keys && *keys ? keys + 1 : keys) {
+        const char *start = p;
+        while (*p == '[')
             p++;
-        } else if (strncmp(p, "Ljava/lang/String;", 18) == 0) {
-            p += 18;
-        } else {
+        if (*p == 'L' && !(p = strchr(p, ';')))
             return false;
-        }
+        p++;
+        bool primitive = p - start == 1 && strchr("ZBCSIJFD", *start);
+        bool string = p - start == 18 && strncmp(start, "Ljava/lang/String;", 18) == 0;
+        if (!primitive && !string && !(keys && value_key(*keys)))
+            return false;
     }
     return true;
 }
 
-bool p4jj_short_call(const char *decl, const char *name, const char *sig)
+bool p4jj_short_call(const char *decl, const char *name, const char *sig, const char *keys)
 {
-    if (!decl || !plain_parameters(sig))
+    if (!decl || !plain_parameters(sig, keys))
         return false;
     for (size_t i = 0; i < sizeof allow / sizeof allow[0]; i++) {
         if (strcmp(allow[i].cls, decl) != 0)

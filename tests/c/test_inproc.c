@@ -242,28 +242,46 @@ static void test_java_exception_without_text(void **state)
 }
 
 /* The allowlist of calls that may keep the GIL: by declaring class, name and plain
- * (primitive or String) parameters only. */
+ * parameters (primitive or String, or given a JDK value: null, a box, a String). */
 static void test_short_call_allowlist(void **state)
 {
     (void)state;
-    assert_true(p4jj_short_call("java.lang.Math", "max", "(JJ)J"));
-    assert_true(p4jj_short_call("java.lang.System", "currentTimeMillis", "()J"));
+    assert_true(p4jj_short_call("java.lang.Math", "max", "(JJ)J", NULL));
+    assert_true(p4jj_short_call("java.lang.System", "currentTimeMillis", "()J", NULL));
     assert_true(p4jj_short_call("java.lang.StringBuilder", "append",
-                                "(Ljava/lang/String;)Ljava/lang/StringBuilder;"));
-    assert_true(p4jj_short_call("java.lang.StringBuilder", "append", "(I)Ljava/lang/StringBuilder;"));
+                                "(Ljava/lang/String;)Ljava/lang/StringBuilder;", NULL));
+    assert_true(p4jj_short_call("java.lang.StringBuilder", "append", "(I)Ljava/lang/StringBuilder;", NULL));
     /* a parameter that could be a Python proxy: toString()/charAt() may call back */
     assert_false(p4jj_short_call("java.lang.StringBuilder", "append",
-                                 "(Ljava/lang/Object;)Ljava/lang/StringBuilder;"));
+                                 "(Ljava/lang/Object;)Ljava/lang/StringBuilder;", NULL));
     assert_false(p4jj_short_call("java.lang.StringBuilder", "append",
-                                 "(Ljava/lang/CharSequence;)Ljava/lang/StringBuilder;"));
-    assert_false(p4jj_short_call("java.lang.StringBuilder", "append", "([C)Ljava/lang/StringBuilder;"));
-    assert_false(p4jj_short_call("java.lang.Object", "wait", "(J)V"));            /* blocks */
-    assert_false(p4jj_short_call("java.lang.StringBuffer", "append", "(I)Ljava/lang/StringBuffer;"));
-    assert_false(p4jj_short_call("java.lang.System", "exit", "(I)V"));
-    assert_false(p4jj_short_call("java.lang.String", "matches", "(Ljava/lang/String;)Z"));
-    assert_false(p4jj_short_call("java.lang.String", "repeat", "(I)Ljava/lang/String;"));
-    assert_false(p4jj_short_call("java.lang.Thread", "sleep", "(J)V"));
-    assert_false(p4jj_short_call(NULL, "max", "(JJ)J"));
+                                 "(Ljava/lang/CharSequence;)Ljava/lang/StringBuilder;", NULL));
+    assert_false(p4jj_short_call("java.lang.StringBuilder", "append", "([C)Ljava/lang/StringBuilder;", NULL));
+    assert_false(p4jj_short_call("java.lang.Object", "wait", "(J)V", NULL));            /* blocks */
+    assert_false(p4jj_short_call("java.lang.StringBuffer", "append", "(I)Ljava/lang/StringBuffer;", NULL));
+    assert_false(p4jj_short_call("java.lang.System", "exit", "(I)V", NULL));
+    assert_false(p4jj_short_call("java.lang.String", "matches", "(Ljava/lang/String;)Z", NULL));
+    assert_false(p4jj_short_call("java.lang.String", "repeat", "(I)Ljava/lang/String;", NULL));
+    assert_false(p4jj_short_call("java.lang.Thread", "sleep", "(J)V", NULL));
+    assert_false(p4jj_short_call(NULL, "max", "(JJ)J", NULL));
+    /* an Object parameter: short only for arguments that reach Java as JDK values */
+    const char *hash = "(Ljava/lang/Object;)I", *eq = "(Ljava/lang/Object;Ljava/lang/Object;)Z";
+    assert_true(p4jj_short_call("java.util.Objects", "hashCode", hash, "s"));
+    assert_true(p4jj_short_call("java.util.Objects", "hashCode", hash, "n"));
+    assert_true(p4jj_short_call("java.util.Objects", "equals", eq, "iL"));
+    assert_false(p4jj_short_call("java.util.Objects", "hashCode", hash, "r"));  /* user code */
+    assert_false(p4jj_short_call("java.util.Objects", "hashCode", hash, "f"));  /* a proxy */
+    assert_false(p4jj_short_call("java.util.Objects", "equals", eq, "sr"));
+    assert_false(p4jj_short_call("java.util.Objects", "equals", eq, "s"));      /* too few */
+    assert_false(p4jj_short_call("java.util.Objects", "hashCode", hash, "j"));
+    assert_false(p4jj_short_call("java.util.Objects", "hashCode", hash, NULL));
+    assert_false(p4jj_short_call("java.util.Objects", "compare",
+                                 "(Ljava/lang/Object;Ljava/lang/Object;Ljava/util/Comparator;)I",
+                                 "ssn"));                                  /* not listed */
+    assert_true(p4jj_short_call("java.lang.StringBuilder", "append",
+                                "(Ljava/lang/Object;)Ljava/lang/StringBuilder;", "d"));
+    assert_false(p4jj_short_call("java.lang.StringBuilder", "append",
+                                 "([C)Ljava/lang/StringBuilder;", "r"));
 }
 
 /* call_at: a site reused for another target class or other argument kinds resolves

@@ -70,6 +70,38 @@ def test_short_calls_from_threads_give_their_own_results(gateway):
     assert errors == []
 
 
+def test_objects_methods_given_values_and_objects(gateway):
+    """java.util.Objects' methods with Object parameters keep the GIL only for JDK values
+    (str, int, float, bool, None); given a Java object (whose methods may be user code)
+    the same names release it. Both give Java's answers, from several threads at once."""
+    objects = gateway.jvm.java.util.Objects
+    errors: list = []
+
+    def java_hash(text: str) -> int:  # String.hashCode of an ASCII text
+        h = 0
+        for ch in text:
+            h = (31 * h + ord(ch)) & 0xFFFFFFFF
+        return h - (1 << 32) if h >= 1 << 31 else h
+
+    def work(k: int) -> None:
+        try:
+            sb = gateway.jvm.java.lang.StringBuilder(f"sb{k}")
+            for i in range(200):
+                text = f"t{k}-{i}"
+                assert objects.hashCode(text) == java_hash(text)
+                assert objects.hashCode(None) == 0
+                assert objects.hashCode(i) == i  # Integer.hashCode
+                assert objects.equals(text, text) and not objects.equals(text, i)
+                assert objects.toString(2.5) == "2.5" and objects.isNull(None)
+                assert objects.hashCode(sb) == sb.hashCode()  # not short: a Java object
+                assert objects.toString(sb) == f"sb{k}"
+        except BaseException as exc:  # reported by the main thread
+            errors.append(exc)
+
+    run_threads(work, [(k,) for k in range(4)])
+    assert errors == []
+
+
 def test_short_call_errors_and_long_strings(gateway):
     sb = gateway.jvm.java.lang.StringBuilder("abc")
     with pytest.raises(Py4JJavaError, match="IndexOutOfBounds"):
