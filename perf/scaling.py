@@ -1,7 +1,7 @@
 """Thread scaling: throughput of 1, 2, 4, 8 Python threads calling Java at once.
 
-Scenarios (perf/README.md's, each thread with its own objects so that the Java side
-shares nothing): M1-bound (``f()``, f = System.currentTimeMillis), M2a
+Scenarios (perf/README.md's, each thread with its own objects, made on that thread, so that
+nothing is shared): M1-bound (``f()``, f = System.currentTimeMillis), M2a
 (``sb.append(42)``), X7-16k (``bb.array()`` of a 16 KiB ByteBuffer -> bytes), X4
 (``Collections.sort`` of 100 Python Comparables; counted per sort), POW (CPU-bound Java:
 ``BigInteger.valueOf(3).pow(EXP).bitLength()``, ~2 ms of Java work a call here).
@@ -144,23 +144,30 @@ def measure(backend: str, jvm: Any, scenario: str, threads: int,
             seconds: float) -> tuple[float, float] | None:
     """(operations per second, cores used: the process's CPU time / wall time) of
     `threads` threads doing `scenario` for `seconds`."""
-    ops = [make_op(backend, jvm, scenario) for _ in range(threads)]
-    if ops[0] is None:
+    if make_op(backend, jvm, scenario) is None:
         return None
-    for op in ops:  # warm each thread's call sites
-        for _ in range(3):
-            op()
+    # Operations between two looks at the shared stop flag: each look changes the flag's
+    # reference count, which on a free-threaded build both threads write (every 8 short
+    # calls, that halved a Python loop's own throughput at 2 threads here). The slow
+    # scenarios look after each operation, so that no thread runs on alone for long.
+    chunk = 1 if scenario in ("X4", "POW") else 256
     counts = [0] * threads
     start = threading.Barrier(threads + 1)
     stop = threading.Event()
 
     def run(i: int) -> None:
-        op, n = ops[i], 0
+        # Each thread makes its own operation: on a free-threaded build an object made
+        # by another thread has its reference count changed atomically, and objects
+        # made one after another may share a cache line, which both threads would write.
+        op, n = make_op(backend, jvm, scenario), 0
+        assert op is not None
+        for _ in range(3):  # warm this thread's call sites
+            op()
         start.wait()
         while not stop.is_set():
-            for _ in range(8):
+            for _ in range(chunk):
                 op()
-            n += 8
+            n += chunk
         counts[i] = n
 
     ts = [threading.Thread(target=run, args=(i,)) for i in range(threads)]
