@@ -254,22 +254,27 @@ call_member(JNIEnv *env, p4jj_class *pc, p4jj_member *m, const p4j_ref *target, 
 /* For P4J_CALL_LOCK_HELD: the member of kind `kind` of a call that may keep the caller's
  * lock (cached already, on the allowlist of bridge/inproc/inproc_short.c, short String arguments,
  * the thread attached, the target's class known), else NULL. Sets *penv to the thread's
- * env when it returns a member. Calls no Java. */
+ * env when it returns a member, and *found to the cached member of any other call (NULL
+ * when not cached), so that the call does not look it up again. Calls no Java. */
 static inline __attribute__((always_inline)) p4jj_member *
 short_member(p4j_client *c, void **site, const p4j_ref *target, p4jj_member_kind kind,
              const char *name, size_t name_len, const p4j_value *args, size_t nargs,
-             JNIEnv **penv)
+             JNIEnv **penv, p4jj_member **found)
 {
+    *found = NULL;
     if (c->closed || !target || !target->handle || !target->cls ||
         !(*penv = p4j_jvm_env_attached()))
+        return NULL;
+    p4jj_member *m = p4jj_member_at(site, target->cls, kind, name, name_len, args, nargs);
+    if (!m && (m = p4jj_member_peek(target->cls, kind, name, name_len, args, nargs)) && site)
+        __atomic_store_n((p4jj_member **)site, m, __ATOMIC_RELEASE);
+    *found = m;
+    if (!m || !m->short_call)
         return NULL;
     for (size_t i = 0; i < nargs; i++)
         if (args[i].kind == P4J_STRING && args[i].u.s.len > SHORT_CALL_MAX_CHARS)
             return NULL;
-    p4jj_member *m = p4jj_member_at(site, target->cls, kind, name, name_len, args, nargs);
-    if (!m && (m = p4jj_member_peek(target->cls, kind, name, name_len, args, nargs)) && site)
-        __atomic_store_n((p4jj_member **)site, m, __ATOMIC_RELEASE);
-    return m && m->short_call ? m : NULL;
+    return m;
 }
 
 /* Hot path (call and call_at): the member at `site`, else looked up by name (resolved
@@ -282,14 +287,14 @@ static p4j_status inproc_call_at(p4j_client *c, void **site, const p4j_ref *targ
                                  p4j_error *err)
 {
     void *saved = NULL;
-    p4jj_member *m = NULL;
+    p4jj_member *m = NULL, *found = NULL;
     p4jj_class *pc = NULL;
     JNIEnv *env = NULL;
     p4j_status st = P4J_ERROR;
     if (flags & P4J_CALL_LOCK_HELD) {
         m = short_member(c, site, target,
                          flags & P4J_CALL_STATIC ? P4JJ_MEMBER_STATIC_METHOD : P4JJ_MEMBER_METHOD,
-                         name, name_len, args, nargs, &env);
+                         name, name_len, args, nargs, &env, &found);
         if (!m)
             saved = c->unlock();
     }
@@ -303,7 +308,9 @@ static p4j_status inproc_call_at(p4j_client *c, void **site, const p4j_ref *targ
         if (!(env = hot_enter(c, target, is_static, out, &pc, err)))
             goto done;
         p4jj_member_kind kind = is_static ? P4JJ_MEMBER_STATIC_METHOD : P4JJ_MEMBER_METHOD;
-        if (!(m = p4jj_member_at(site, pc, kind, name, name_len, args, nargs))) {
+        if (found && found->owner == pc) /* short_member's lookup, on the same class */
+            m = found;
+        else if (!(m = p4jj_member_at(site, pc, kind, name, name_len, args, nargs))) {
             if (!(m = p4jj_member_find(env, pc, kind, name, name_len, args, nargs, err)))
                 goto done;
             if (site)
@@ -332,12 +339,13 @@ static p4j_status inproc_construct_at(p4j_client *c, void **site, const p4j_ref 
                                       p4j_value *out, p4j_error *err)
 {
     void *saved = NULL;
-    p4jj_member *m = NULL;
+    p4jj_member *m = NULL, *found = NULL;
     p4jj_class *pc = NULL;
     JNIEnv *env = NULL;
     p4j_status st = P4J_ERROR;
     if (flags & P4J_CALL_LOCK_HELD) {
-        m = short_member(c, site, cls, P4JJ_MEMBER_CTOR, "<init>", 6, args, nargs, &env);
+        m = short_member(c, site, cls, P4JJ_MEMBER_CTOR, "<init>", 6, args, nargs, &env,
+                         &found);
         if (!m)
             saved = c->unlock();
     }
@@ -349,7 +357,9 @@ static p4j_status inproc_construct_at(p4j_client *c, void **site, const p4j_ref 
     } else {
         if (!(env = hot_enter(c, cls, true, out, &pc, err)))
             goto done;
-        if (!(m = p4jj_member_at(site, pc, P4JJ_MEMBER_CTOR, "<init>", 6, args, nargs))) {
+        if (found && found->owner == pc) /* short_member's lookup, on the same class */
+            m = found;
+        else if (!(m = p4jj_member_at(site, pc, P4JJ_MEMBER_CTOR, "<init>", 6, args, nargs))) {
             if (!(m = p4jj_member_find(env, pc, P4JJ_MEMBER_CTOR, "<init>", 6, args, nargs,
                                        err)))
                 goto done;
