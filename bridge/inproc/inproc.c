@@ -258,14 +258,14 @@ call_member(JNIEnv *env, p4jj_class *pc, p4jj_member *m, const p4j_ref *target, 
  * when not cached), so that the call does not look it up again. Calls no Java. */
 static inline __attribute__((always_inline)) p4jj_member *
 short_member(p4j_client *c, void **site, const p4j_ref *target, p4jj_member_kind kind,
-             const char *name, size_t name_len, const p4j_value *args, size_t nargs,
-             JNIEnv **penv, p4jj_member **found)
+             const char *name, size_t name_len, bool named, const p4j_value *args,
+             size_t nargs, JNIEnv **penv, p4jj_member **found)
 {
     *found = NULL;
     if (c->closed || !target || !target->handle || !target->cls ||
         !(*penv = p4j_jvm_env_attached()))
         return NULL;
-    p4jj_member *m = p4jj_member_at(site, target->cls, kind, name, name_len, args, nargs);
+    p4jj_member *m = p4jj_member_at(site, target->cls, kind, name, name_len, named, args, nargs);
     if (!m && (m = p4jj_member_peek(target->cls, kind, name, name_len, args, nargs)) && site)
         __atomic_store_n((p4jj_member **)site, m, __ATOMIC_RELEASE);
     *found = m;
@@ -294,7 +294,7 @@ static p4j_status inproc_call_at(p4j_client *c, void **site, const p4j_ref *targ
     if (flags & P4J_CALL_LOCK_HELD) {
         m = short_member(c, site, target,
                          flags & P4J_CALL_STATIC ? P4JJ_MEMBER_STATIC_METHOD : P4JJ_MEMBER_METHOD,
-                         name, name_len, args, nargs, &env, &found);
+                         name, name_len, false, args, nargs, &env, &found);
         if (!m)
             saved = c->unlock();
     }
@@ -310,7 +310,7 @@ static p4j_status inproc_call_at(p4j_client *c, void **site, const p4j_ref *targ
         p4jj_member_kind kind = is_static ? P4JJ_MEMBER_STATIC_METHOD : P4JJ_MEMBER_METHOD;
         if (found && found->owner == pc) /* short_member's lookup, on the same class */
             m = found;
-        else if (!(m = p4jj_member_at(site, pc, kind, name, name_len, args, nargs))) {
+        else if (!(m = p4jj_member_at(site, pc, kind, name, name_len, false, args, nargs))) {
             if (!(m = p4jj_member_find(env, pc, kind, name, name_len, args, nargs, err)))
                 goto done;
             if (site)
@@ -344,8 +344,8 @@ static p4j_status inproc_construct_at(p4j_client *c, void **site, const p4j_ref 
     JNIEnv *env = NULL;
     p4j_status st = P4J_ERROR;
     if (flags & P4J_CALL_LOCK_HELD) {
-        m = short_member(c, site, cls, P4JJ_MEMBER_CTOR, "<init>", 6, args, nargs, &env,
-                         &found);
+        m = short_member(c, site, cls, P4JJ_MEMBER_CTOR, "<init>", 6, true, args, nargs,
+                         &env, &found); /* a constructor's kind is its name */
         if (!m)
             saved = c->unlock();
     }
@@ -359,7 +359,8 @@ static p4j_status inproc_construct_at(p4j_client *c, void **site, const p4j_ref 
             goto done;
         if (found && found->owner == pc) /* short_member's lookup, on the same class */
             m = found;
-        else if (!(m = p4jj_member_at(site, pc, P4JJ_MEMBER_CTOR, "<init>", 6, args, nargs))) {
+        else if (!(m = p4jj_member_at(site, pc, P4JJ_MEMBER_CTOR, "<init>", 6, true, args,
+                                      nargs))) {
             if (!(m = p4jj_member_find(env, pc, P4JJ_MEMBER_CTOR, "<init>", 6, args, nargs,
                                        err)))
                 goto done;

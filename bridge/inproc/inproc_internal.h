@@ -145,10 +145,11 @@ p4jj_member *p4jj_member_peek(p4jj_class *cls, p4jj_member_kind kind, const char
 
 /* Returns the member cached at call site `site` (may be NULL) when it was resolved on
  * class `cls` for `kind`, `name` and arguments of the kinds and classes of `args`, else
- * NULL. Calls no Java. */
+ * NULL; `named`: the caller knows the site's member has this name (not compared). Calls
+ * no Java. */
 p4jj_member *p4jj_member_at(void **site, p4jj_class *cls, p4jj_member_kind kind,
-                            const char *name, size_t name_len, const p4j_value *args,
-                            size_t nargs);
+                            const char *name, size_t name_len, bool named,
+                            const p4j_value *args, size_t nargs);
 
 /* True when method `name` with descriptor `sig`, declared by class `decl` (binary name,
  * "java.lang.Math"), called with arguments of kinds `keys` (p4j_arg_key; NULL: unknown),

@@ -436,12 +436,12 @@ p4jj_member *p4jj_member_peek(p4jj_class *pc, p4jj_member_kind kind, const char 
 }
 
 p4jj_member *p4jj_member_at(void **site, p4jj_class *pc, p4jj_member_kind kind,
-                            const char *name, size_t name_len, const p4j_value *args,
-                            size_t nargs)
+                            const char *name, size_t name_len, bool named,
+                            const p4j_value *args, size_t nargs)
 {
     p4jj_member *m = site ? __atomic_load_n((p4jj_member **)site, __ATOMIC_ACQUIRE) : NULL;
     if (!m || m->owner != pc || m->kind != kind || m->nargs != nargs ||
-        m->name_len != name_len || memcmp(m->name, name, name_len) != 0)
+        (!named && (m->name_len != name_len || memcmp(m->name, name, name_len) != 0)))
         return NULL;
     for (size_t i = 0; i < nargs; i++) {
         char key = p4j_arg_key(&args[i]);
