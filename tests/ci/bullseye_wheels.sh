@@ -50,6 +50,10 @@ status=0
 for whl in "${wheels[@]}"; do
   name=$(basename "$whl")
   tag=${name#*-*-cp3}; v="3.${tag%%-*}"
+  if [[ $name == *-cp3*t-manylinux* ]]; then
+    echo "   SKIPPED $name: a free-threaded wheel (bullseye gets no free-threaded CPython here)"
+    continue
+  fi
   if [ -z "${SOURCE[$v]:-}" ]; then
     echo "   SKIPPED $name: no CPython $v source package in Debian's bookworm, trixie or forky"
     continue

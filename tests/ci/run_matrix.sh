@@ -19,8 +19,10 @@
 #                   (tests/ci/forky_legs.sh; one cached root filesystem for the four)
 #   wheels          python-binding/build_wheels.sh (manylinux2014 wheels for the CPythons
 #                   found + sdist; the 3.14 one built and smoke-run in the forky chroot,
-#                   tests/ci/forky_legs.sh wheel3.14), then each of the 3.10 and 3.13
-#                   wheels installed into a fresh venv: the smoke program tests/typing/user_program.py, mypy
+#                   tests/ci/forky_legs.sh wheel3.14), then each of the 3.10, 3.13 and 3.14t
+#                   (free-threaded: the smoke program and the GIL left off only; mypy does
+#                   not install there) wheels installed into a fresh venv: the smoke
+#                   program tests/typing/user_program.py, mypy
 #                   --strict on it against the installed package (py.typed, the _py4jni
 #                   stubs), and mypy's stubtest of those stubs against the installed
 #                   extension; then the wheels on Debian 11's glibc 2.31 and JRE 11
@@ -95,11 +97,13 @@ wheels_leg() {
     elif ((rc == 77)); then echo "   (no CPython 3.14 wheel: the forky root was skipped)"
     else status=1; fi
   fi
-  for v in 3.10 3.13; do
+  for v in 3.10 3.13 3.14t; do
     py=$(find_python "$v")
-    whl=$(ls "$dist"/py4jni-*-cp${v/./}-*manylinux*.whl 2>/dev/null | head -n 1 || true)
+    v0=${v%t}  # the wheel's tags: cp314-cp314t for 3.14t, cp313-cp313 for 3.13
+    whl=$(ls "$dist"/py4jni-*-cp${v0/./}-cp${v/./}-*manylinux*.whl 2>/dev/null | head -n 1 || true)
     if [ -z "$py" ]; then
-      echo "   SKIPPED install test on $v: no CPython $v (pyenv or PATH)"
+      echo "   SKIPPED install test on $v: no CPython $v (pyenv, PATH, or for 3.14t the"
+      echo "   build of tests/ci/freethreaded_python.sh, which the py-ft leg makes)"
       continue
     elif [ -z "$whl" ]; then
       echo "   FAILED: no manylinux wheel for CPython $v in $dist"
@@ -109,9 +113,19 @@ wheels_leg() {
     venv="$MATRIX/wheel-venv-$v"
     rm -rf "$venv"
     "$py" -m venv "$venv"
+    echo "   $(basename "$whl") in a fresh $v venv:"
+    if [[ $v == *t ]]; then
+      # mypy's dependency ast-serialize has no free-threaded wheel and does not build
+      # here: the typing checks stay with the GIL builds' wheels.
+      "$venv/bin/pip" install -q --disable-pip-version-check "$whl"
+      (cd "$MATRIX" && "$venv/bin/python" "$ROOT/tests/typing/user_program.py" \
+         && "$venv/bin/python" -c 'import sys, py4jni._py4jni
+assert not sys._is_gil_enabled(), "importing py4jni turned the GIL on"
+print("   free-threaded: the GIL stays off after importing py4jni")') || status=1
+      continue
+    fi
     "$venv/bin/pip" install -q --disable-pip-version-check "$whl" \
         "$(grep -E '^mypy==' tests/requirements.txt)"
-    echo "   $(basename "$whl") in a fresh $v venv:"
     # From another directory, so that the installed package is the one imported.
     (cd "$MATRIX" && "$venv/bin/python" "$ROOT/tests/typing/user_program.py") || status=1
     echo -n "   mypy --strict user_program.py: "
