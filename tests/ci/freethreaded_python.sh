@@ -6,7 +6,7 @@
 # tried), fetched with `apt-get source` through a private apt configuration (this
 # machine's own sources are left alone). Debian has no free-threaded CPython package.
 # The build is kept in $P4J_ROOTS/cpython-<version>t/ (P4J_ROOTS default
-# /var/cache/py4jni-roots, as the chroots' roots); a second run reuses it.
+# /var/cache/py4jni-roots, as the chroots' roots); a second run reuses the newest one there.
 #
 #   bash tests/ci/freethreaded_python.sh      prints the interpreter's path on stdout
 #
@@ -17,13 +17,13 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 source "$ROOT/tests/ci/debian_root.sh"   # droot_mirror, droot_skip, P4J_ROOTS
 say() { echo "freethreaded_python: $*" >&2; }
 
-for done_mark in "$P4J_ROOTS"/cpython-*t/.complete; do
-  if [ -e "$done_mark" ]; then
-    dir=$(dirname "$done_mark")
-    ls "$dir"/bin/python3.*t | head -n 1
-    exit 0
-  fi
-done
+# The newest complete build, in version order (3.14.7t over 3.13.15t, which a plain
+# glob lists first; an unfinished build has no .complete and is passed over).
+newest=$(printf '%s\n' "$P4J_ROOTS"/cpython-*t/.complete | sort -V | tail -n 1)
+if [ -e "$newest" ]; then
+  ls "$(dirname "$newest")"/bin/python3.*t | head -n 1
+  exit 0
+fi
 command -v apt-get >/dev/null || droot_skip "no apt-get to fetch Debian's CPython source"
 mirror=$(droot_mirror)
 work=$(mktemp -d /tmp/py4jni-ftsrc.XXXXXX)

@@ -6,9 +6,11 @@
 #   py-ft           a free-threaded CPython (--disable-gil) built once from Debian's newest
 #                   python3.X source the archive serves (tests/ci/freethreaded_python.sh)
 #                   with JDK 17: the extension must leave the GIL off on import, then
-#                   pytest (both transports), tests/python/core/test_thread_stress.py included;
-#                   not in the default set yet: one whole-suite run of three aborted
-#                   there (a segfault in CPython's eval loop, not reproduced since)
+#                   pytest (both transports), tests/python/core/test_thread_stress.py included
+#                   (3.13.15t: the archive lists 3.14 and 3.15 sources but serves none);
+#                   3.5-5.5 min with the interpreter cached, its first build ~3 min more.
+#                   An aborted whole-suite run (a segfault in CPython's eval loop, once in
+#                   three on 2026-12-03) has not come back in six since
 #   jdk25           the Java self-test and pytest with Temurin 25 (P4J_JDK25, default
 #                   /usr/lib/jvm/temurin-25-jdk-amd64) as build JDK and embedded JVM
 #   py3.14          CPython 3.14 + OpenJDK 25 (and stubtest, mypy --strict of
@@ -47,7 +49,7 @@ JDK17=${P4J_JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}
 JDK25=${P4J_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
 LEGS=("$@")
 ALL_LEGS=(py3.10 py3.13 py-ft jdk25 py3.14 py3.15 jdk21 jdk26 wheels arm64)
-((${#LEGS[@]})) || LEGS=(py3.10 py3.13 jdk25 py3.14 py3.15 jdk21 jdk26 wheels)
+((${#LEGS[@]})) || LEGS=(py3.10 py3.13 py-ft jdk25 py3.14 py3.15 jdk21 jdk26 wheels)
 mkdir -p "$MATRIX"
 
 source "$ROOT/python-binding/find_python.sh"
