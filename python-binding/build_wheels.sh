@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # python-binding/build_wheels.sh: release artefacts in dist/ (or --out DIR):
 #   - a wheel per CPython 3.10-3.14 found here (pyenv's interpreters, else python3.X on
-#     PATH), and one for the free-threaded 3.14t when tests/ci/freethreaded_python.sh has
-#     built it (python-binding/find_python.sh; a version not found is skipped with a
-#     printed reason), tagged
+#     PATH), and one for each free-threaded 3.13t and 3.14t that
+#     tests/ci/freethreaded_python.sh has built (python-binding/find_python.sh; a version
+#     not found is skipped with a printed reason), tagged
 #     manylinux_2_17_x86_64 (manylinux2014): the extension is compiled and linked by
 #     Zig's C toolchain (PyPI's `ziglang`) against the symbol versions of glibc 2.17,
 #     whatever the build host's glibc, with no container engine. libffi is built by the
@@ -14,7 +14,7 @@
 #     wheel its manylinux tag and `auditwheel show` must confirm it, else the build fails;
 #   - the sdist (what a build needs; pyproject's sdist.exclude leaves out perf/results, .ci).
 #
-#   bash python-binding/build_wheels.sh [--out DIR] [--pythons "3.10 3.11 3.12 3.13 3.14 3.14t"]
+#   bash python-binding/build_wheels.sh [--out DIR] [--pythons "3.10 ... 3.14 3.13t 3.14t"]
 #                                       [--glibc 2.17] [--arch x86_64|aarch64] [--no-sdist]
 #
 # --glibc 2.28 makes manylinux_2_28 wheels instead. --arch aarch64 cross-builds
@@ -33,7 +33,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT="$ROOT/dist"
-PYTHONS="3.10 3.11 3.12 3.13 3.14 3.14t"
+PYTHONS="3.10 3.11 3.12 3.13 3.14 3.13t 3.14t"
 GLIBC=2.17
 SDIST=1
 ARCH=x86_64

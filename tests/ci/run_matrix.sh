@@ -21,7 +21,7 @@
 #                   (tests/ci/forky_legs.sh; one cached root filesystem for the four)
 #   wheels          python-binding/build_wheels.sh (manylinux2014 wheels for the CPythons
 #                   found + sdist; the 3.14 one built and smoke-run in the forky chroot,
-#                   tests/ci/forky_legs.sh wheel3.14), then each of the 3.10, 3.13 and 3.14t
+#                   tests/ci/forky_legs.sh wheel3.14), then each of the 3.10, 3.13, 3.13t, 3.14t
 #                   (free-threaded: the smoke program and the GIL left off only; mypy does
 #                   not install there) wheels installed into a fresh venv: the smoke
 #                   program tests/typing/user_program.py, mypy
@@ -99,13 +99,13 @@ wheels_leg() {
     elif ((rc == 77)); then echo "   (no CPython 3.14 wheel: the forky root was skipped)"
     else status=1; fi
   fi
-  for v in 3.10 3.13 3.14t; do
+  for v in 3.10 3.13 3.13t 3.14t; do
     py=$(find_python "$v")
     v0=${v%t}  # the wheel's tags: cp314-cp314t for 3.14t, cp313-cp313 for 3.13
     whl=$(ls "$dist"/py4jni-*-cp${v0/./}-cp${v/./}-*manylinux*.whl 2>/dev/null | head -n 1 || true)
     if [ -z "$py" ]; then
-      echo "   SKIPPED install test on $v: no CPython $v (pyenv, PATH, or for 3.14t the"
-      echo "   build of tests/ci/freethreaded_python.sh, which the py-ft leg makes)"
+      echo "   SKIPPED install test on $v: no CPython $v (pyenv, PATH, or for 3.Nt a build"
+      echo "   of tests/ci/freethreaded_python.sh, which the py-ft leg makes)"
       continue
     elif [ -z "$whl" ]; then
       echo "   FAILED: no manylinux wheel for CPython $v in $dist"
