@@ -112,7 +112,10 @@ rm -f "$OUT"/py4jni-*_"$ARCH".whl
 ((SDIST)) && rm -f "$OUT"/py4jni-*.tar.gz
 for v in $PYTHONS; do
   py=$(find_python "$v")
-  if [ -z "$py" ]; then
+  if [ -z "$py" ] && [[ $v == *t ]]; then
+    say "SKIPPED CPython $v: tests/ci/freethreaded_python.sh has built no CPython ${v%t} here"
+    continue
+  elif [ -z "$py" ]; then
     say "SKIPPED CPython $v: no pyenv version $v.* and no python$v on PATH"
     continue
   fi
