@@ -44,7 +44,10 @@ static void JNICALL java_release(JNIEnv *env, jclass unused, jlong handle)
     buffer_owner *o = (buffer_owner *)(intptr_t)handle;
     if (!o)
         return;
-    o->release(o->ctx);
+    /* Made on the caller's thread, released on a JVM thread: the hand-over goes through
+     * Java's Cleaner; the acquire pairs with the release store of o->ctx below. */
+    void *ctx = __atomic_load_n(&o->ctx, __ATOMIC_ACQUIRE);
+    o->release(ctx);
     free(o);
 }
 
@@ -105,7 +108,7 @@ p4j_status p4j_inproc_direct_buffer(p4j_client *c, void *addr, size_t len,
     if (!o)
         return p4j_inproc_leave(env, p4j_error_set(err, P4J_ERR_MEMORY, "out of memory"));
     o->release = release;
-    o->ctx = ctx;
+    __atomic_store_n(&o->ctx, ctx, __ATOMIC_RELEASE); /* o is complete (java_release) */
     /* JNI wants a non-NULL address even for an empty buffer. */
     static char empty;
     jobject bb = (*env)->NewDirectByteBuffer(env, len ? addr : &empty, (jlong)len);

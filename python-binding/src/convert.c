@@ -21,14 +21,23 @@ PyObject *p4j_long_new_slow(long long v, p4j_int_slot *slot)
 
 static PyObject *decimal_type(void)
 {
-    if (!p4j_reg.Decimal) {
-        PyObject *mod = PyImport_ImportModule("decimal");
-        if (!mod)
-            return NULL;
-        p4j_reg.Decimal = PyObject_GetAttrString(mod, "Decimal");
-        Py_DECREF(mod);
+    PyObject *dec = P4JPY_LOAD(p4j_reg.Decimal);
+    if (dec)
+        return dec;
+    PyObject *mod = PyImport_ImportModule("decimal");
+    if (!mod)
+        return NULL;
+    dec = PyObject_GetAttrString(mod, "Decimal");
+    Py_DECREF(mod);
+    if (!dec)
+        return NULL;
+    PyObject *none = NULL; /* threads may race to here: the first one's is kept */
+    if (!__atomic_compare_exchange_n(&p4j_reg.Decimal, &none, dec, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        Py_DECREF(dec);
+        dec = none;
     }
-    return p4j_reg.Decimal;
+    return dec;
 }
 
 /* Raises UnicodeEncodeError at the first lone surrogate of `o`, returns -1; else 0. */
@@ -254,7 +263,7 @@ int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *
         return str_value(o, v);
     if (P4J_IS_JAVAOBJECT(o)) {
         JavaObject *jo = (JavaObject *)o;
-        if (!jo->ref.handle) {
+        if (!P4JPY_LOAD(jo->ref.handle)) { /* detach() may clear it on another thread */
             PyErr_SetString(p4j_reg.Py4JError, "py4jni: this Java object was detached");
             return -1;
         }

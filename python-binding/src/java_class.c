@@ -80,7 +80,9 @@ static void jclass_dealloc(PyObject *self)
 /* Sets `o->members[name]` to `value`, emptying the slots (they borrow from members). */
 static int jclass_members_set(JavaClassObject *o, PyObject *name, PyObject *value)
 {
-    jclass_slots_clear(o);
+#ifndef Py_GIL_DISABLED
+    jclass_slots_clear(o); /* free-threaded builds fill no slot (jclass_cached) */
+#endif
     return PyDict_SetItem(o->members, name, value);
 }
 

@@ -84,7 +84,7 @@ PyObject *p4jpy_member_vectorcall(PyObject *self, PyObject *const *args, size_t 
     p4j_ref *ref;
     void **last_site;
     member_target(m, &cl, &ref, &last_site);
-    if (!ref->handle) {
+    if (!P4JPY_LOAD(ref->handle)) { /* detach() may clear it on another thread */
         PyErr_SetString(p4j_reg.Py4JError, "py4jni: this Java object was detached");
         return NULL;
     }
@@ -95,7 +95,7 @@ PyObject *p4jpy_member_vectorcall(PyObject *self, PyObject *const *args, size_t 
      * meanwhile parks the handle until this call returns (see jobject_detach). */
     JavaObject *pinned = P4J_IS_JAVACLASS(m->owner) ? NULL : (JavaObject *)m->owner;
 #ifdef Py_GIL_DISABLED
-    p4j_ref target = {ref->handle, P4JPY_LOAD(ref->cls)};
+    p4j_ref target = {P4JPY_LOAD(ref->handle), P4JPY_LOAD(ref->cls)};
     if (pinned && !p4jpy_pin_copy(pinned, &target)) { /* detached by another thread */
         if (n)
             p4j_args_release(&pack);
