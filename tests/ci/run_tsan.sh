@@ -55,10 +55,10 @@ find_python() {
   done
   return 1
 }
-build_python() {
-  local src=$1 work tree version prefix
+build_python() (  # a subshell: its EXIT trap removes the unpacked source
+  src=$1
   work=$(mktemp -d /tmp/py4jni-tsan-src.XXXXXX)
-  trap 'rm -rf "$work"' RETURN
+  trap 'rm -rf "$work"' EXIT
   case "$src" in
     *.zip) unzip -q "$src" -d "$work" ;;
     *.tar*|*.tgz) tar -xf "$src" -C "$work" ;;
@@ -81,7 +81,7 @@ build_python() {
   mkdir -p "$prefix/share/tsan"
   cp "$tree/Tools/tsan/suppressions_free_threading.txt" "$prefix/share/tsan/"
   touch "$prefix/.complete"
-}
+)
 if ! py=$(find_python); then
   src=${P4J_TSAN_CPYTHON_SRC:-}
   [ -n "$src" ] && [ -e "$src" ] \
