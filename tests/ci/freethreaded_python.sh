@@ -25,6 +25,16 @@ if [ -e "$newest" ]; then
   exit 0
 fi
 command -v apt-get >/dev/null || droot_skip "no apt-get to fetch Debian's CPython source"
+# What the build needs (--no-install-recommends, as setup_env.sh): a compiler, zlib for
+# ensurepip's wheels, OpenSSL for pip, libffi for ctypes.
+source "$ROOT/tests/ci/steps.sh"
+need=()
+for pkg in gcc make libc6-dev pkg-config zlib1g-dev libssl-dev libffi-dev; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+if ((${#need[@]})); then
+  p4j_apt_install "${need[@]}" >&2 || droot_skip "cannot install ${need[*]} to build CPython"
+fi
 mirror=$(droot_mirror)
 work=$(mktemp -d /tmp/py4jni-ftsrc.XXXXXX)
 trap 'rm -rf "$work"' EXIT
