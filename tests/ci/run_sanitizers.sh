@@ -36,18 +36,9 @@ source "$root/tests/ci/steps.sh"
 build="$root/build-asan"
 reports="$build/reports"
 [ -n "${P4J_LOG_KEEP:-}" ] || p4j_log_open "$build/logs/build.log"
-san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-what="what changed since the last build"
-if [ ! -f "$build/build.ninja" ]; then
-  what="the first build: a few minutes"
-  p4j_step "run_sanitizers.sh: configuring build-asan/" \
-    env CC=gcc cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-        -DCMAKE_C_FLAGS="$san" -DCMAKE_SHARED_LINKER_FLAGS="$san" \
-        -DCMAKE_MODULE_LINKER_FLAGS="$san" -DCMAKE_EXE_LINKER_FLAGS="$san" \
-        -DPython_EXECUTABLE="$P4J_VENV/bin/python" || exit 1
-fi
-p4j_step "run_sanitizers.sh: building build-asan/ ($what)" \
-  ninja -C "$build" -j 2 || exit 1
+p4j_sanitizer_build run_sanitizers.sh "$root" "$build" \
+  "-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
+  "$P4J_VENV/bin/python" || exit 1
 rm -rf "$reports"
 mkdir -p "$reports"
 libasan=$(gcc -print-file-name=libasan.so)

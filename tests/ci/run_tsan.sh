@@ -131,17 +131,8 @@ if [ ! -x "$venv/bin/pytest" ]; then
       _ "$py" "$venv" "$pytest_pin" || exit 1
 fi
 
-san="-fsanitize=thread -fno-omit-frame-pointer"
-what="what changed since the last build"
-if [ ! -f "$build/build.ninja" ]; then
-  what="the first build: a minute"
-  p4j_step "run_tsan.sh: configuring build-tsan/" \
-    env CC=gcc cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-        -DCMAKE_C_FLAGS="$san" -DCMAKE_SHARED_LINKER_FLAGS="$san" \
-        -DCMAKE_MODULE_LINKER_FLAGS="$san" -DCMAKE_EXE_LINKER_FLAGS="$san" \
-        -DPython_EXECUTABLE="$venv/bin/python" || exit 1
-fi
-p4j_step "run_tsan.sh: building build-tsan/ ($what)" ninja -C "$build" -j 2 || exit 1
+p4j_sanitizer_build run_tsan.sh "$root" "$build" \
+  "-fsanitize=thread -fno-omit-frame-pointer" "$venv/bin/python" || exit 1
 
 rm -rf "$reports"
 mkdir -p "$reports"

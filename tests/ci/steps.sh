@@ -62,6 +62,21 @@ p4j_step_shown() {
   return "$rc"
 }
 
+# p4j_sanitizer_build NAME SRC DIR FLAGS PYTHON: configures (once) and builds project SRC in DIR
+# with the compiler and linker FLAGS (a sanitizer's) against PYTHON, as NAME's steps.
+p4j_sanitizer_build() {
+  local name=$1 src=$2 dir=$3 flags=$4 py=$5 what="what changed since the last build"
+  if [ ! -f "$dir/build.ninja" ]; then
+    what="the first build: a few minutes"
+    p4j_step "$name: configuring $(basename "$dir")/" \
+      env CC=gcc cmake -S "$src" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+          -DCMAKE_C_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" \
+          -DCMAKE_MODULE_LINKER_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" \
+          -DPython_EXECUTABLE="$py" || return 1
+  fi
+  p4j_step "$name: building $(basename "$dir")/ ($what)" ninja -C "$dir" -j 2
+}
+
 # p4j_apt_install PKG...: installs Debian packages (--no-install-recommends) as root, or
 # through sudo when not root. Without apt-get, or not root and without sudo (a minimal
 # Debian has no sudo), prints what is missing and what to run, and returns 1.
