@@ -274,7 +274,8 @@ static void warmup_begin(void)
 
 /* java.lang.Shutdown.shutdown(): what DestroyJavaVM runs once the last non-daemon
  * thread ended (application hooks, File.deleteOnExit) without halting. JNI calls it
- * although it is package-private; it does not wait for non-daemon threads. */
+ * although it is package-private; it does not wait for non-daemon threads
+ * (await_java_threads does, bounded, when Python exits). */
 static p4j_status java_shutdown(p4j_error *err)
 {
     JNIEnv *env = p4j_jvm_env(err);
@@ -294,6 +295,26 @@ static p4j_status java_shutdown(p4j_error *err)
                                "not found in this JVM");
 }
 
+/* org.py4jni.PythonExit.awaitThreads(): waits, bounded, for the non-daemon threads Java
+ * code started, as DestroyJavaVM waits for them (a framework's asynchronous close still
+ * deleting its files). A failure only skips the wait. */
+static void await_java_threads(void)
+{
+    p4j_error err = {0};
+    JNIEnv *env = p4j_jvm_env(&err);
+    if (!env) {
+        p4j_error_clear(NULL, &err);
+        return;
+    }
+    jclass cls = (*env)->FindClass(env, "org/py4jni/PythonExit");
+    jmethodID await = cls ? (*env)->GetStaticMethodID(env, cls, "awaitThreads", "()V") : NULL;
+    if (await)
+        (*env)->CallStaticVoidMethod(env, cls, await);
+    drop_exception(env);
+    if (cls)
+        (*env)->DeleteLocalRef(env, cls);
+}
+
 p4j_status p4j_jvm_run_shutdown_hooks(p4j_error *err)
 {
     int expected = RUNNING;
@@ -306,6 +327,7 @@ p4j_status p4j_jvm_run_shutdown_hooks(p4j_error *err)
                 pause();
         return P4J_OK; /* Java is ending the process and runs them */
     }
+    await_java_threads();
     return java_shutdown(err);
 }
 

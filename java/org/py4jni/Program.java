@@ -323,6 +323,16 @@ public final class Program {
         }
     }
 
+    /** Whether `t` is a thread of a taken-over program (its group or one below). */
+    static boolean owns(Thread t) {
+        for (ThreadGroup g = t.getThreadGroup(); g != null; g = g.getParent()) {
+            if (g instanceof Group) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private boolean belongs(ThreadGroup g) {
         for (; g != null; g = g.getParent()) {
             if (g == group) {

@@ -272,7 +272,7 @@ EXIT_SCRIPT = (
     "    def run(self):\n"
     "        print('java shutdown hook ran', flush=True)\n"
     "jvm.java.lang.Runtime.getRuntime().addShutdownHook(jvm.java.lang.Thread(Hook()))\n"
-    "timer = jvm.java.util.Timer()  # a non-daemon Java thread that never ends\n"
+    "timer = jvm.java.util.Timer(False)  # a non-daemon Java thread that never ends\n"
     "atexit.register(lambda: print('python atexit ran'))\n"
     "print('unflushed', end='')\n"
     "class Exiter:\n"
@@ -305,3 +305,39 @@ def test_exit_runs_both_sides_handlers(how, status):
     assert "not reached" not in r.stdout
     assert not os.path.exists(path), "File.deleteOnExit did not run"
     assert "Exception" not in r.stderr, r.stderr
+
+
+CHAIN_SCRIPT = (
+    "import os, sys, tempfile\n"
+    "from py4jni import JavaGateway\n"
+    "jvm = JavaGateway(classpath=sys.argv[1]).jvm\n"
+    "fd, path = tempfile.mkstemp(prefix='py4jni-chain-'); os.close(fd)\n"
+    "print(path, flush=True)\n"
+    "jvm.org.py4jni.fixtures.Waits.deleteAfterChain(path, int(sys.argv[2]), int(sys.argv[3]),\n"
+    "                                               sys.argv[4] == 'keep')\n")
+
+
+@pytest.mark.parametrize("keep", ["keep", "alone"])
+def test_exit_waits_while_java_threads_keep_ending(keep: str) -> None:
+    """Python's exit waits for the non-daemon threads Java code started while they keep
+    ending (an asynchronous close: here eight threads of 100 ms one after the other, the
+    last deleting a file), also beside a thread that never ends."""
+    r = subprocess.run([sys.executable, "-c", CHAIN_SCRIPT, fixtures_jar(), "8", "100", keep],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    path = r.stdout.splitlines()[0]
+    exists = os.path.exists(path)
+    if exists:
+        os.unlink(path)
+    assert not exists, "the exit did not wait for the Java threads"
+
+
+def test_exit_does_not_wait_for_a_thread_that_takes_long() -> None:
+    """The wait is bounded: a non-daemon thread still sleeping (60 s) when nothing else
+    has changed for a while does not hold the exit up; its work is not done."""
+    r = subprocess.run([sys.executable, "-c", CHAIN_SCRIPT, fixtures_jar(), "1", "60000",
+                        "keep"], capture_output=True, text=True, timeout=40)
+    assert r.returncode == 0, r.stdout + r.stderr
+    path = r.stdout.splitlines()[0]
+    assert os.path.exists(path), "the thread's work ran before the exit"
+    os.unlink(path)
