@@ -42,9 +42,8 @@ def _main_stack_options(jvm_options: list[str], joins_by_default: bool) -> list[
         return [] if joins_by_default else list(_stack_chosen)
     _stack_chosen = []
     if not any(o.startswith(("-Xss", "-XX:ThreadStackSize=")) for o in jvm_options):
-        import resource
-        soft = resource.getrlimit(resource.RLIMIT_STACK)[0]
-        size = _MOST_STACK if soft == resource.RLIM_INFINITY else min(soft, _MOST_STACK)
+        soft = _py4jni._stack_limit()  # None: unlimited
+        size = _MOST_STACK if soft is None else min(soft, _MOST_STACK)
         if size > _JDK_STACK:
             _stack_chosen = [f"-Xss{size // 1024}k"]
     return list(_stack_chosen)

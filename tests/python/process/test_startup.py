@@ -52,9 +52,36 @@ def test_first_gateway_and_call_leave_heavy_modules_unloaded(tmp_path, monkeypat
                         "gw = py4jni.JavaGateway()\n"
                         "gw.jvm.java.lang.System.currentTimeMillis()")
     heavy = set(HEAVY) - {"py4jni.java_collections"}
-    heavy |= {"inspect", "traceback", "importlib.abc", "py4jni._switch", "zlib", "operator"}
+    heavy |= {"inspect", "traceback", "importlib.abc", "py4jni._switch", "zlib", "operator",
+              "resource"}
     assert "py4jni.java_collections" in loaded
     assert not loaded & heavy, sorted(loaded & heavy)
+
+
+@pytest.mark.parametrize("soft_kib, xss", [(4096, "-Xss4096k"), (None, "-Xss16384k"),
+                                           (65536, "-Xss16384k"), (512, "")])
+def test_the_stack_limit_becomes_the_jvms_xss(soft_kib: int | None, xss: str) -> None:
+    """The JVM gets -Xss of the process's soft stack limit (RLIMIT_STACK; unlimited counts
+    as 16 MiB), at most 16 MiB, and none when that is not above the JDK's 1 MiB: the
+    main thread's Java calls share its stack."""
+    import os
+    import resource
+    hard = resource.getrlimit(resource.RLIMIT_STACK)[1]
+    soft = resource.RLIM_INFINITY if soft_kib is None else soft_kib * 1024
+    if hard != resource.RLIM_INFINITY and (soft == resource.RLIM_INFINITY or soft > hard):
+        pytest.skip(f"the hard stack limit ({hard}) is below {soft}")
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_STACK, (soft, hard))
+
+    code = ("from py4jni import JavaGateway\n"
+            "gw = JavaGateway(cds=False)\n"
+            "bean = gw.jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()\n"
+            "print(' '.join(a for a in bean.getInputArguments() if a.startswith('-Xss')))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120, env=dict(os.environ), preexec_fn=limit)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.strip() == xss, r.stdout + r.stderr
 
 
 def test_parts_left_out_of_start_up_work_when_first_used_on_a_java_thread(
