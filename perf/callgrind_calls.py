@@ -31,7 +31,8 @@ GatewayServer (py4j's own, started outside valgrind with the venv's py4j
 thread's) instructions per call; callback scenarios (X4) do not apply there.
 
 Extras (not in perf/scenarios.py): X5-10 (10 x ``ArrayList.get(-1)`` caught, per
-exception), CS (a caller-sensitive call, ``Field.getInt(None)``), size
+exception), X7-obj-1k (a 1 KiB ``byte[]`` received from a method declared to return
+Object: ``AtomicReference.get()``), CS (a caller-sensitive call, ``Field.getInt(None)``), size
 (``ArrayList.size()``, a plain call to set CS beside) and pad (one turn of an empty
 Python loop, per turn: perf/instruction_gate.py's unit for an injected slowdown and a
 measure of the interpreter itself).
@@ -52,7 +53,7 @@ from collections import defaultdict
 from typing import Any
 
 PERF = os.path.dirname(os.path.abspath(__file__))
-EXTRAS = ["X5-10", "CS", "size", "pad"]
+EXTRAS = ["X5-10", "X7-obj-1k", "CS", "size", "pad"]
 DEFAULT = ["M1", "M1-bound", "M2a", "M2b", "M4", "X4", "X5-10", "X7-16k", "X8-16k", "CS",
            "size"]
 # The JVM options that make compilation deterministic (see the module docstring).
@@ -66,6 +67,9 @@ def _extras(g: Any, names: dict[str, Any]) -> dict[str, Any]:
     size = lst.size
     get_int = jvm.java.lang.Class.forName("java.lang.Integer").getField("MAX_VALUE").getInt
     error = names["api"].Py4JJavaError
+    holder = jvm.java.util.concurrent.atomic.AtomicReference()
+    holder.set(bytes(1024))  # a byte[] held as an Object
+    held = holder.get
 
     def x5(k: int) -> None:
         for _ in range(k):
@@ -74,6 +78,10 @@ def _extras(g: Any, names: dict[str, Any]) -> dict[str, Any]:
                     lst.get(-1)
                 except error:
                     pass
+
+    def obj_bytes(k: int) -> None:
+        for _ in range(k):
+            held()
 
     def cs(k: int) -> None:
         for _ in range(k):
@@ -90,8 +98,8 @@ def _extras(g: Any, names: dict[str, Any]) -> dict[str, Any]:
     def nothing() -> None:
         pass
 
-    return {"X5-10": (x5, nothing, 10), "CS": (cs, nothing, 1), "size": (plain, nothing, 1),
-            "pad": (pad, nothing, 1)}
+    return {"X5-10": (x5, nothing, 10), "X7-obj-1k": (obj_bytes, nothing, 1),
+            "CS": (cs, nothing, 1), "size": (plain, nothing, 1), "pad": (pad, nothing, 1)}
 
 
 def _prepare(name: str, names: dict[str, Any], extras: dict[str, Any]) -> tuple[Any, Any, int]:

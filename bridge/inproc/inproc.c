@@ -226,20 +226,17 @@ call_member(JNIEnv *env, p4jj_class *pc, p4jj_member *m, const p4j_ref *target, 
         } else if (p4j_scalar_result((p4j_rconv)m->rconv, rv, out)) {
             /* done: a primitive or void result */
         } else if (m->rconv == RCONV_BYTES && rv.l) {
-            /* the local reference itself, read and deleted by read_bytes on this thread:
-             * no global one (HotSpot makes those under one lock, which threads share) */
-            out->kind = P4J_BYTES;
-            out->u.bytes.data = NULL;
-            out->u.bytes.len = (size_t)(*env)->GetArrayLength(env, (jarray)rv.l);
-            out->ref.handle = rv.l;
-            out->ref.cls = P4J_BYTES_LOCAL;
+            /* the local reference itself, read and deleted by read_bytes on this thread */
+            p4j_bytes_local(env, rv.l, out);
         } else if (m->rconv == RCONV_OBJECT && !is_static && rv.l &&
                    (*env)->IsSameObject(env, rv.l, (jobject)target->handle)) {
             out->kind = P4J_SELF; /* spares a global ref and a Python object */
             (*env)->DeleteLocalRef(env, rv.l);
         } else {
-            st = p4j_result_from_java(env, (p4j_rconv)m->rconv, m, rv, out, err);
-            if (m->rconv >= RCONV_STRING && rv.l)
+            st = p4j_result_from_java(env, (p4j_rconv)m->rconv, m, rv, true, out, err);
+            bool handed_over = st == P4J_OK && out->kind == P4J_BYTES &&
+                               out->ref.cls == P4J_BYTES_LOCAL; /* an Object-typed byte[] */
+            if (m->rconv >= RCONV_STRING && rv.l && !handed_over)
                 (*env)->DeleteLocalRef(env, rv.l);
         }
     }
@@ -436,7 +433,8 @@ static p4j_status inproc_field_get(p4j_client *c, const p4j_ref *target, unsigne
                   : (*env)->GetObjectField(env, obj, m->fid);
         break;
     }
-    return p4j_inproc_leave(env, p4j_result_from_java(env, (p4j_rconv)m->rconv, NULL, rv, out, err));
+    return p4j_inproc_leave(env, p4j_result_from_java(env, (p4j_rconv)m->rconv, NULL, rv, false, out,
+                                                         err));
 }
 
 static p4j_status inproc_field_set(p4j_client *c, const p4j_ref *target, unsigned flags,

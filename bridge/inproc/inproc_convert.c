@@ -245,12 +245,18 @@ static p4jj_class *result_class(JNIEnv *env, p4jj_member *m, jobject obj, p4j_er
     return pc;
 }
 
-p4j_status p4j_object_of_class(JNIEnv *env, jobject obj, p4jj_class *pc, p4j_value *out,
-                               p4j_error *err)
+/* p4j_object_of_class; `local_bytes`: see p4j_result_from_java. */
+static p4j_status object_of_class(JNIEnv *env, jobject obj, p4jj_class *pc, bool local_bytes,
+                                  p4j_value *out, p4j_error *err)
 {
     switch (pc->role) {
     case 's': return string_result(env, obj, P4J_STRING, out, err);
-    case 'j': return bytes_result(env, obj, out, err);
+    case 'j':
+        if (local_bytes) {
+            p4j_bytes_local(env, obj, out);
+            return P4J_OK;
+        }
+        return bytes_result(env, obj, out, err);
     case 'i':
         out->kind = P4J_INT;
         out->u.i = (int32_t)(*env)->CallLongMethod(env, obj, p4j_jc.Number_long);
@@ -291,6 +297,12 @@ p4j_status p4j_object_of_class(JNIEnv *env, jobject obj, p4jj_class *pc, p4j_val
     return p4j_jvm_capture_exception(env, err) == P4J_OK ? P4J_OK : P4J_ERROR;
 }
 
+p4j_status p4j_object_of_class(JNIEnv *env, jobject obj, p4jj_class *pc, p4j_value *out,
+                               p4j_error *err)
+{
+    return object_of_class(env, obj, pc, false, out, err);
+}
+
 bool p4j_jvm_floats_as_printed(const float *src, double *dst, size_t n)
 {
     static jmethodID print;
@@ -328,7 +340,7 @@ bool p4j_jvm_floats_as_printed(const float *src, double *dst, size_t n)
 }
 
 p4j_status p4j_result_from_java(JNIEnv *env, p4j_rconv rconv, p4jj_member *m, jvalue rv,
-                                p4j_value *out, p4j_error *err)
+                                bool local_bytes, p4j_value *out, p4j_error *err)
 {
     if (p4j_scalar_result(rconv, rv, out))
         return P4J_OK;
@@ -346,12 +358,16 @@ p4j_status p4j_result_from_java(JNIEnv *env, p4j_rconv rconv, p4jj_member *m, jv
             out->kind = P4J_NULL;
             return P4J_OK;
         }
+        if (local_bytes) {
+            p4j_bytes_local(env, rv.l, out);
+            return P4J_OK;
+        }
         return bytes_result(env, rv.l, out, err);
     case RCONV_OBJECT: {
         if (!rv.l || !m)
             return p4j_object_to_value(env, rv.l, out, err);
         p4jj_class *pc = result_class(env, m, rv.l, err);
-        return pc ? p4j_object_of_class(env, rv.l, pc, out, err) : P4J_ERROR;
+        return pc ? object_of_class(env, rv.l, pc, local_bytes, out, err) : P4J_ERROR;
     }
     default: /* the scalar results, handled above */
         break;

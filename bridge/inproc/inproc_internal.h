@@ -191,9 +191,23 @@ static inline bool p4j_scalar_result(p4j_rconv rconv, jvalue rv, p4j_value *out)
 }
 
 /* Converts a Java result (`rv` per `rconv`) into `out`. Object results become global
- * refs owned by `out`. `m` (may be NULL) lends its class knowledge for object results. */
+ * refs owned by `out`. `m` (may be NULL) lends its class knowledge for object results.
+ * With `local_bytes` (a call's result on the hot path, no local frame), a byte[] result
+ * is handed over as the local reference rv.l itself (ref.cls P4J_BYTES_LOCAL), which
+ * the caller then leaves to read_bytes instead of deleting it. */
 p4j_status p4j_result_from_java(JNIEnv *env, p4j_rconv rconv, p4jj_member *m, jvalue rv,
-                                p4j_value *out, p4j_error *err);
+                                bool local_bytes, p4j_value *out, p4j_error *err);
+
+/* Sets `out` to the byte[] `arr` handed over as this thread's local reference
+ * (P4J_BYTES_LOCAL): no global reference, whose allocation takes a lock all threads share. */
+static inline void p4j_bytes_local(JNIEnv *env, jobject arr, p4j_value *out)
+{
+    out->kind = P4J_BYTES;
+    out->u.bytes.data = NULL;
+    out->u.bytes.len = (size_t)(*env)->GetArrayLength(env, (jarray)arr);
+    out->ref.handle = arr;
+    out->ref.cls = P4J_BYTES_LOCAL;
+}
 
 /* Converts a Java object (may be NULL) into `out` by its runtime class. */
 p4j_status p4j_object_to_value(JNIEnv *env, jobject obj, p4j_value *out, p4j_error *err);

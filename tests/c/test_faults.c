@@ -95,9 +95,9 @@ static void test_global_ref_failure_leaks_nothing(void **state)
     client->ops->release(client, &cls.ref);
 }
 
-/* A method declared to return byte[] hands its result over as the calling thread's
- * local reference: with global references failing, it still succeeds, and its content
- * is read once. */
+/* A byte[] result of a call (declared byte[], or Object) is handed over as the calling
+ * thread's local reference: with global references failing, it still succeeds, and its
+ * content is read once. */
 static void test_bytes_result_needs_no_global_ref(void **state)
 {
     (void)state;
@@ -106,20 +106,24 @@ static void test_bytes_result_needs_no_global_ref(void **state)
     arg.u.i = 300;
     assert_int_equal(resolve("org.py4jni.fixtures.Bytes", &cls, &err), P4J_OK);
     p4j_value_clear(&cls);
-    assert_int_equal(call_static(&cls, "make", &arg, 1, &out, &err), P4J_OK); /* resolved */
-    assert_int_equal(client->ops->read_bytes(client, &out, NULL, &err), P4J_OK);
-    long before = p4j_jvm_global_count();
-    p4j_fault_arm("jvm.global_new");
-    assert_int_equal(call_static(&cls, "make", &arg, 1, &out, &err), P4J_OK);
-    p4j_fault_arm(NULL);
-    assert_int_equal(out.kind, P4J_BYTES);
-    assert_int_equal(out.u.bytes.len, 300);
-    uint8_t got[300];
-    assert_int_equal(client->ops->read_bytes(client, &out, got, &err), P4J_OK);
-    assert_null(out.ref.handle);
-    for (int i = 0; i < 300; i++)
-        assert_int_equal(got[i], (uint8_t)i);
-    assert_int_equal(p4j_jvm_global_count(), before);
+    /* declared byte[], and declared Object with a byte[] at run time */
+    for (int k = 0; k < 2; k++) {
+        const char *name = k ? "makeObject" : "make";
+        assert_int_equal(call_static(&cls, name, &arg, 1, &out, &err), P4J_OK); /* resolved */
+        assert_int_equal(client->ops->read_bytes(client, &out, NULL, &err), P4J_OK);
+        long before = p4j_jvm_global_count();
+        p4j_fault_arm("jvm.global_new");
+        assert_int_equal(call_static(&cls, name, &arg, 1, &out, &err), P4J_OK);
+        p4j_fault_arm(NULL);
+        assert_int_equal(out.kind, P4J_BYTES);
+        assert_int_equal(out.u.bytes.len, 300);
+        uint8_t got[300];
+        assert_int_equal(client->ops->read_bytes(client, &out, got, &err), P4J_OK);
+        assert_null(out.ref.handle);
+        for (int i = 0; i < 300; i++)
+            assert_int_equal(got[i], (uint8_t)i);
+        assert_int_equal(p4j_jvm_global_count(), before);
+    }
     client->ops->release(client, &cls.ref);
 }
 

@@ -387,9 +387,10 @@ def test_byte_buffer_accessors(gateway):
 
 def test_bytes_results_read_on_each_calling_thread(gateway):
     """A byte[] result is read on the thread that made the call (in-process it is that
-    thread's JNI local reference): four threads, small results and ones read without the
-    GIL (64 KiB and over), each gets its own content."""
-    make = gateway.jvm.org.py4jni.fixtures.Bytes.make
+    thread's JNI local reference), declared byte[] or Object: four threads, small results
+    and ones read without the GIL (64 KiB and over), each gets its own content."""
+    fixture = gateway.jvm.org.py4jni.fixtures.Bytes
+    make, make_object = fixture.make, fixture.makeObject  # byte[], and Object
     expected = {n: bytes(i & 0xFF for i in range(n)) for n in (0, 1, 1000, 70_000)}
     errors: list = []
 
@@ -397,9 +398,10 @@ def test_bytes_results_read_on_each_calling_thread(gateway):
         try:
             for _ in range(50):
                 for n in sizes:
-                    got = make(n)
-                    if got != expected[n]:
-                        errors.append((n, len(got)))
+                    for f in (make, make_object):
+                        got = f(n)
+                        if got != expected[n]:
+                            errors.append((n, len(got)))
         except Exception as exc:  # reported below, not lost on the thread
             errors.append(exc)
 
