@@ -32,7 +32,8 @@ thread's) instructions per call; callback scenarios (X4) do not apply there.
 
 Extras (not in perf/scenarios.py): X5-10 (10 x ``ArrayList.get(-1)`` caught, per
 exception), X7-obj-1k (a 1 KiB ``byte[]`` received from a method declared to return
-Object: ``AtomicReference.get()``), CS (a caller-sensitive call, ``Field.getInt(None)``), size
+Object: ``AtomicReference.get()``), CB-bytes-1k (Java calls a Python proxy with a 1 KiB
+``byte[]`` argument and gets it back: the fixtures' ``CallbackFixtures.reverse``), CS (a caller-sensitive call, ``Field.getInt(None)``), size
 (``ArrayList.size()``, a plain call to set CS beside) and pad (one turn of an empty
 Python loop, per turn: perf/instruction_gate.py's unit for an injected slowdown and a
 measure of the interpreter itself).
@@ -53,7 +54,7 @@ from collections import defaultdict
 from typing import Any
 
 PERF = os.path.dirname(os.path.abspath(__file__))
-EXTRAS = ["X5-10", "X7-obj-1k", "CS", "size", "pad"]
+EXTRAS = ["X5-10", "X7-obj-1k", "CB-bytes-1k", "CS", "size", "pad"]
 DEFAULT = ["M1", "M1-bound", "M2a", "M2b", "M4", "X4", "X5-10", "X7-16k", "X8-16k", "CS",
            "size"]
 # The JVM options that make compilation deterministic (see the module docstring).
@@ -83,6 +84,24 @@ def _extras(g: Any, names: dict[str, Any]) -> dict[str, Any]:
         for _ in range(k):
             held()
 
+    class Echo:
+        """The fixtures' CallbackFixtures.AllTypes, its reverse(byte[]) only."""
+
+        def reverse(self, b: bytes) -> bytes:
+            return b
+
+        class Java:
+            implements = ["org.py4jni.fixtures.CallbackFixtures$AllTypes"]
+
+    echo, data, reverse = Echo(), bytes(1024), []
+
+    def cb_bytes(k: int) -> None:
+        if not reverse:  # resolved on first use (warm-up): the fixtures jar is needed
+            reverse.append(jvm.org.py4jni.fixtures.CallbackFixtures.reverse)
+        f = reverse[0]
+        for _ in range(k):
+            f(echo, data)
+
     def cs(k: int) -> None:
         for _ in range(k):
             get_int(None)
@@ -99,6 +118,7 @@ def _extras(g: Any, names: dict[str, Any]) -> dict[str, Any]:
         pass
 
     return {"X5-10": (x5, nothing, 10), "X7-obj-1k": (obj_bytes, nothing, 1),
+            "CB-bytes-1k": (cb_bytes, nothing, 1),
             "CS": (cs, nothing, 1), "size": (plain, nothing, 1), "pad": (pad, nothing, 1)}
 
 

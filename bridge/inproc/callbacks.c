@@ -506,6 +506,19 @@ static bool box_read(JNIEnv *env, const p4jj_class *pc, jobject obj, p4j_value *
 }
 
 /* Converts non-NULL object `obj` by its runtime class. */
+/* A byte[] argument, handed to Python as a new local reference of this native call:
+ * Python reads and deletes it (read_bytes) while it converts the arguments, on this
+ * thread, or p4j_cb_release_args deletes it. No global reference: HotSpot allocates
+ * those under one lock that all threads share. */
+static p4j_status bytes_arg(JNIEnv *env, jobject a, p4j_value *out, p4j_error *err)
+{
+    jobject local = (*env)->NewLocalRef(env, a);
+    if (!local)
+        return p4j_error_set(err, P4J_ERR_MEMORY, "out of JNI local references");
+    p4j_bytes_local(env, local, out);
+    return P4J_OK;
+}
+
 static p4j_status object_arg(JNIEnv *env, const p4j_cb_method *m, size_t slot, jobject obj,
                              p4j_value *out, p4j_error *err)
 {
@@ -522,6 +535,8 @@ static p4j_status object_arg(JNIEnv *env, const p4j_cb_method *m, size_t slot, j
             return P4J_OK;
         }
     }
+    if (pc->role == 'j') /* a byte[] passed as an Object */
+        return bytes_arg(env, obj, out, err);
     return p4j_object_of_class(env, obj, pc, out, err);
 }
 
@@ -549,7 +564,9 @@ void p4j_cb_release_args(JNIEnv *env, p4j_value *args, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         p4j_value *v = &args[i];
-        if ((p4j_kind_has_ref(v->kind) || v->kind == P4J_BYTES) && v->ref.handle)
+        if (v->kind == P4J_BYTES && v->ref.cls == P4J_BYTES_LOCAL && v->ref.handle)
+            (*env)->DeleteLocalRef(env, (jobject)v->ref.handle); /* not read: bytes_arg's */
+        else if ((p4j_kind_has_ref(v->kind) || v->kind == P4J_BYTES) && v->ref.handle)
             p4j_jvm_global_delete(env, (jobject)v->ref.handle);
         v->ref.handle = NULL;
         p4j_value_clear(v);
@@ -607,15 +624,7 @@ p4j_status p4j_cb_ref_arg(JNIEnv *env, const p4j_cb_method *m, size_t slot, jobj
     case 's':
         return p4j_jstring_read(env, (jstring)a, P4J_STRING, out, err);
     case 'j':
-        out->kind = P4J_BYTES;
-        out->u.bytes.data = NULL;
-        out->u.bytes.len = (size_t)(*env)->GetArrayLength(env, (jarray)a);
-        out->ref.handle = p4j_jvm_global_new(env, a); /* consumed by read_bytes */
-        if (!out->ref.handle) {
-            out->kind = P4J_NULL;
-            return p4j_error_set(err, P4J_ERR_MEMORY, "out of JNI global references");
-        }
-        return P4J_OK;
+        return bytes_arg(env, a, out, err);
     default:
         return object_arg(env, m, slot, a, out, err);
     }

@@ -179,6 +179,35 @@ def test_echo_converts_both_ways(gw, fx):
     assert sb.toString() == "xy"
 
 
+def test_byte_array_arguments_from_many_threads(gw, fx):
+    """A byte[] argument of a callback, declared byte[] or passed as an Object, arrives
+    as bytes with its content (in-process: read on the calling Java thread from a local
+    reference of that call), from four threads at once, small and 64 KiB and over."""
+    t = AllTypes(gw)
+    assert fx.echoClass(t, b"ab") == "[B"
+    data = {n: bytes(i & 0xFF for i in range(n)) for n in (0, 1, 1000, 70_000)}
+    errors: list = []
+
+    def work(sizes):
+        try:
+            for _ in range(20):
+                for n in sizes:
+                    if fx.reverse(t, data[n]) != data[n][::-1]:
+                        errors.append(("reverse", n))
+                    if fx.echo(t, data[n]) != data[n]:
+                        errors.append(("echo", n))
+        except Exception as exc:  # reported below, not lost on the thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(sizes,))
+               for sizes in ((0, 1000), (70_000, 1), (1000, 70_000), (1, 0))]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert errors == []
+
+
 def test_proxy_with_two_interfaces(gw, fx, cb):
     class Both:
         def __init__(self):
