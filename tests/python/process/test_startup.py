@@ -10,7 +10,7 @@ import pytest
 # Modules that cost milliseconds to import and that neither `import py4jni` nor the
 # first call needs (each is imported where it is used).
 HEAVY = ["typing", "threading", "re", "collections", "decimal", "logging", "subprocess",
-         "socket", "queue", "glob", "weakref", "enum", "functools", "pydoc",
+         "socket", "queue", "glob", "weakref", "enum", "functools", "pydoc", "types",
          "py4jni.java_collections", "py4jni.inproc_mode.callbacks", "py4jni.socket_mode.callbacks"]
 
 
