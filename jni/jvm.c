@@ -231,6 +231,19 @@ static void hide_hook_options(JNIEnv *env)
     (*env)->PopLocalFrame(env, NULL);
 }
 
+/* Calls static void method `name`() of class `cls` (JNI name); a missing class or method
+ * or a throwable only skips it (optional work: the warm-up, the wait at exit). */
+static void call_static_quietly(JNIEnv *env, const char *cls, const char *name)
+{
+    jclass c = (*env)->FindClass(env, cls);
+    jmethodID m = c ? (*env)->GetStaticMethodID(env, c, name, "()V") : NULL;
+    if (m)
+        (*env)->CallStaticVoidMethod(env, c, m);
+    drop_exception(env);
+    if (c)
+        (*env)->DeleteLocalRef(env, c);
+}
+
 /* The warm-up thread: attached as a daemon, it runs org.py4jni.StartWarmup.run (opens
  * the class path, loads the first call's reflection) unless `warm` is NULL, takes the
  * hook options out of the input arguments (hide_hook_options) and detaches. */
@@ -239,13 +252,8 @@ static void *warmup_main(void *warm)
     JNIEnv *env = NULL;
     if ((*the_vm)->AttachCurrentThreadAsDaemon(the_vm, (void **)&env, NULL) != JNI_OK)
         return NULL;
-    jclass cls = warm ? (*env)->FindClass(env, "org/py4jni/StartWarmup") : NULL;
-    jmethodID run = cls ? (*env)->GetStaticMethodID(env, cls, "run", "()V") : NULL;
-    if (run)
-        (*env)->CallStaticVoidMethod(env, cls, run);
-    drop_exception(env);
-    if (cls)
-        (*env)->DeleteLocalRef(env, cls);
+    if (warm)
+        call_static_quietly(env, "org/py4jni/StartWarmup", "run");
     hide_hook_options(env);
     (*the_vm)->DetachCurrentThread(the_vm);
     return NULL;
@@ -306,13 +314,7 @@ static void await_java_threads(void)
         p4j_error_clear(NULL, &err);
         return;
     }
-    jclass cls = (*env)->FindClass(env, "org/py4jni/PythonExit");
-    jmethodID await = cls ? (*env)->GetStaticMethodID(env, cls, "awaitThreads", "()V") : NULL;
-    if (await)
-        (*env)->CallStaticVoidMethod(env, cls, await);
-    drop_exception(env);
-    if (cls)
-        (*env)->DeleteLocalRef(env, cls);
+    call_static_quietly(env, "org/py4jni/PythonExit", "awaitThreads");
 }
 
 p4j_status p4j_jvm_run_shutdown_hooks(p4j_error *err)

@@ -505,7 +505,6 @@ static bool box_read(JNIEnv *env, const p4jj_class *pc, jobject obj, p4j_value *
     return true;
 }
 
-/* Converts non-NULL object `obj` by its runtime class. */
 /* A byte[] argument, handed to Python as a new local reference of this native call:
  * Python reads and deletes it (read_bytes) while it converts the arguments, on this
  * thread, or p4j_cb_release_args deletes it. No global reference: HotSpot allocates
@@ -519,6 +518,7 @@ static p4j_status bytes_arg(JNIEnv *env, jobject a, p4j_value *out, p4j_error *e
     return P4J_OK;
 }
 
+/* Converts non-NULL object `obj` by its runtime class. */
 static p4j_status object_arg(JNIEnv *env, const p4j_cb_method *m, size_t slot, jobject obj,
                              p4j_value *out, p4j_error *err)
 {

@@ -433,8 +433,8 @@ static p4j_status inproc_field_get(p4j_client *c, const p4j_ref *target, unsigne
                   : (*env)->GetObjectField(env, obj, m->fid);
         break;
     }
-    return p4j_inproc_leave(env, p4j_result_from_java(env, (p4j_rconv)m->rconv, NULL, rv, false, out,
-                                                         err));
+    p4j_status done = p4j_result_from_java(env, (p4j_rconv)m->rconv, NULL, rv, false, out, err);
+    return p4j_inproc_leave(env, done);
 }
 
 static p4j_status inproc_field_set(p4j_client *c, const p4j_ref *target, unsigned flags,

@@ -197,8 +197,15 @@ static p4j_status as_ref(JNIEnv *env, jobject obj, p4j_kind kind, p4jj_class *pc
 
 const char p4j_bytes_local_tag = 'l';
 
-static p4j_status bytes_result(JNIEnv *env, jobject arr, p4j_value *out, p4j_error *err)
+/* A byte[] result: `arr` itself with `local_bytes` (see p4j_result_from_java), else a new
+ * global reference, consumed by read_bytes. */
+static p4j_status bytes_result(JNIEnv *env, jobject arr, bool local_bytes, p4j_value *out,
+                               p4j_error *err)
 {
+    if (local_bytes) {
+        p4j_bytes_local(env, arr, out);
+        return P4J_OK;
+    }
     out->kind = P4J_BYTES;
     out->u.bytes.data = NULL;
     out->u.bytes.len = (size_t)(*env)->GetArrayLength(env, arr);
@@ -251,12 +258,7 @@ static p4j_status object_of_class(JNIEnv *env, jobject obj, p4jj_class *pc, bool
 {
     switch (pc->role) {
     case 's': return string_result(env, obj, P4J_STRING, out, err);
-    case 'j':
-        if (local_bytes) {
-            p4j_bytes_local(env, obj, out);
-            return P4J_OK;
-        }
-        return bytes_result(env, obj, out, err);
+    case 'j': return bytes_result(env, obj, local_bytes, out, err);
     case 'i':
         out->kind = P4J_INT;
         out->u.i = (int32_t)(*env)->CallLongMethod(env, obj, p4j_jc.Number_long);
@@ -358,11 +360,7 @@ p4j_status p4j_result_from_java(JNIEnv *env, p4j_rconv rconv, p4jj_member *m, jv
             out->kind = P4J_NULL;
             return P4J_OK;
         }
-        if (local_bytes) {
-            p4j_bytes_local(env, rv.l, out);
-            return P4J_OK;
-        }
-        return bytes_result(env, rv.l, out, err);
+        return bytes_result(env, rv.l, local_bytes, out, err);
     case RCONV_OBJECT: {
         if (!rv.l || !m)
             return p4j_object_to_value(env, rv.l, out, err);

@@ -36,8 +36,9 @@ p4j_status p4j_jvm_start(const p4j_jvm_options *opts, p4j_error *err);
 /* Process exit. Python exiting normally calls p4j_jvm_run_shutdown_hooks (from an
  * atexit handler): it waits for Java's non-daemon threads as DestroyJavaVM would, but
  * bounded (org.py4jni.PythonExit.awaitThreads), then runs Java's shutdown hooks and
- * File.deleteOnExit without halting; the process then ends with Python's status. Java ending the process (System.exit on any thread) runs the
- * function set with p4j_jvm_on_java_exit from a shutdown hook first. Whichever comes
+ * File.deleteOnExit without halting; the process then ends with Python's status. Java
+ * ending the process (System.exit on any thread) runs the function set with
+ * p4j_jvm_on_java_exit from a shutdown hook first. Whichever comes
  * first decides; the other then does nothing. Any thread; release the GIL around
  * p4j_jvm_run_shutdown_hooks (hooks may call Python). */
 p4j_status p4j_jvm_run_shutdown_hooks(p4j_error *err);

@@ -36,6 +36,16 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+def run_threads(work, arg_tuples) -> None:
+    """Runs work(*args) on one thread per tuple, all at once, and waits for them."""
+    import threading
+    threads = [threading.Thread(target=work, args=args) for args in arg_tuples]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 def fixtures_jar() -> str:
     """The compiled Java fixtures (tests/java), built by CMake."""
     jar = os.environ.get("P4J_FIXTURES_JAR")

@@ -16,7 +16,7 @@ import weakref
 
 import pytest
 
-from conftest import fixtures_jar, run_python
+from conftest import fixtures_jar, run_python, run_threads
 from py4jni import JavaGateway, Py4JError, Py4JJavaError
 from py4jni import _py4jni
 
@@ -199,12 +199,7 @@ def test_byte_array_arguments_from_many_threads(gw, fx):
         except Exception as exc:  # reported below, not lost on the thread
             errors.append(exc)
 
-    threads = [threading.Thread(target=work, args=(sizes,))
-               for sizes in ((0, 1000), (70_000, 1), (1000, 70_000), (1, 0))]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
+    run_threads(work, [((0, 1000),), ((70_000, 1),), ((1000, 70_000),), ((1, 0),)])
     assert errors == []
 
 

@@ -7,16 +7,8 @@ import threading
 
 import pytest
 
+from conftest import run_threads
 from py4jni import Py4JError, Py4JJavaError
-
-
-def run_threads(work, arg_tuples) -> None:
-    """Runs work(*args) on one thread per tuple, all at once, and waits for them."""
-    threads = [threading.Thread(target=work, args=args) for args in arg_tuples]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
 
 
 @pytest.mark.inproc_only("the GIL handoff of in-process calls")

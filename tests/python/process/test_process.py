@@ -320,9 +320,10 @@ CHAIN_SCRIPT = (
 @pytest.mark.parametrize("keep", ["keep", "alone"])
 def test_exit_waits_while_java_threads_keep_ending(keep: str) -> None:
     """Python's exit waits for the non-daemon threads Java code started while they keep
-    ending (an asynchronous close: here eight threads of 100 ms one after the other, the
-    last deleting a file), also beside a thread that never ends."""
-    r = subprocess.run([sys.executable, "-c", CHAIN_SCRIPT, fixtures_jar(), "8", "100", keep],
+    ending (an asynchronous close: here ten threads of 50 ms one after the other, the
+    last deleting a file; each change well within the 300 ms the wait allows, the whole
+    chain longer than that), also beside a thread that never ends."""
+    r = subprocess.run([sys.executable, "-c", CHAIN_SCRIPT, fixtures_jar(), "10", "50", keep],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
     path = r.stdout.splitlines()[0]
