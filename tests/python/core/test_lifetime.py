@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import time
 
 import pytest
 
@@ -106,8 +107,17 @@ def test_natives_and_callbacks_in_a_loop_do_not_grow(gateway):
         coll.sort(lst, Cmp())
 
     def settle():
-        gc.collect()
-        gateway.jvm.java.lang.System.gc()  # the Cleaner gives dropped proxies back
+        """Collects until the count holds still: the Cleaner gives dropped proxies back
+        on its own thread, and queued releases are made by the next call."""
+        last = -1
+        for _ in range(50):
+            gc.collect()
+            gateway.jvm.java.lang.System.gc()
+            time.sleep(0.02)
+            now = client.global_ref_count()
+            if now == last:
+                return
+            last = now
 
     for i in range(3000):  # warm: caches, the JIT compilers' arenas
         round_trip(i)
@@ -116,7 +126,9 @@ def test_natives_and_callbacks_in_a_loop_do_not_grow(gateway):
     for i in range(6000):
         round_trip(i)
     settle()
-    assert client.global_ref_count() == refs
+    # A leak grows the count by >= 6000; a release of an earlier round that the first
+    # settle did not yet see may only lower it.
+    assert client.global_ref_count() <= refs
     # 6000 rounds once kept ~110 MB of C heap; the JVM's own C heap (JIT arenas) moves
     # by up to ~15 MB between measurements.
     assert _malloc_in_use() - heap < 32 * 2**20
