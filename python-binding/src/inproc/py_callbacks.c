@@ -21,6 +21,7 @@
  */
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #include "binding.h"
 #include "callbacks.h"
@@ -55,12 +56,19 @@ P4JPY_MUTEX(cb_lock);              /* free-threaded builds: see the top of this 
  * in gate_entering from before its check until it holds the GIL, and gate_close, which
  * runs as an atexit handler (GIL held, interpreter intact), closes the gate and then
  * waits, with the GIL released, until that count is zero. After gate_close no Java
- * thread is between the check and the GIL, and none passes the check again; a thread
- * already running a callback is left like a Python daemon thread. Sequentially
- * consistent atomics: either the closer sees a thread's count or the thread sees the
- * gate closed. */
+ * thread is between the check and the GIL, and none passes the check again.
+ * A thread running a callback counts itself in gate_inside until it has fully left
+ * CPython (its thread state detached), and gate_close waits up to GATE_INSIDE_WAIT_MS
+ * for that count to reach zero too: in a free-threaded build, Py_FinalizeEx frees the
+ * thread state of a thread that is detaching (CPython 3.13's detach_thread marks the
+ * state detached and then reads tstate->interp), which crashed about 1 exit in 150
+ * with four Java threads calling Python. A callback still running after the wait is left
+ * like a Python daemon thread. Sequentially consistent atomics: either the closer sees a
+ * thread's count or the thread sees the gate closed. */
+#define GATE_INSIDE_WAIT_MS 1000
 static int gate_closed;                /* atomic */
 static int gate_entering;              /* atomic: threads between the check and the GIL */
+static int gate_inside;                /* atomic: threads from the GIL until they left */
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER; /* for gate_drained */
 static pthread_cond_t gate_drained = PTHREAD_COND_INITIALIZER;
 
@@ -73,15 +81,33 @@ static int py_finalizing(void)
 #endif
 }
 
-/* The calling thread no longer enters (it holds the GIL, or was refused). */
-static void gate_done(void)
+/* Wakes gate_close when `count` dropped to zero after the gate closed. */
+static void gate_signal(int left)
 {
-    if (__atomic_sub_fetch(&gate_entering, 1, __ATOMIC_SEQ_CST) == 0 &&
-        __atomic_load_n(&gate_closed, __ATOMIC_SEQ_CST)) {
+    if (left == 0 && __atomic_load_n(&gate_closed, __ATOMIC_SEQ_CST)) {
         pthread_mutex_lock(&gate_lock);
         pthread_cond_broadcast(&gate_drained);
         pthread_mutex_unlock(&gate_lock);
     }
+}
+
+/* The calling thread no longer enters (it holds the GIL, or was refused). */
+static void gate_done(void)
+{
+    gate_signal(__atomic_sub_fetch(&gate_entering, 1, __ATOMIC_SEQ_CST));
+}
+
+/* The calling thread holds the GIL (counted inside before it leaves gate_entering). */
+static void gate_in(void)
+{
+    __atomic_add_fetch(&gate_inside, 1, __ATOMIC_SEQ_CST);
+    gate_done();
+}
+
+/* The calling thread has left CPython (its thread state detached or deleted). */
+static void gate_out(void)
+{
+    gate_signal(__atomic_sub_fetch(&gate_inside, 1, __ATOMIC_SEQ_CST));
 }
 
 /* 0: the caller may take the GIL, then calls gate_done; -1: Python is exiting. */
@@ -95,17 +121,30 @@ static int gate_pass(void)
     return 0;
 }
 
-/* Closes the gate and waits until the threads that passed it hold the GIL and have
- * left the count. GIL held (released while waiting). */
+/* Closes the gate, waits until the threads that passed it hold the GIL, then up to
+ * GATE_INSIDE_WAIT_MS until the callbacks running have left CPython. GIL held
+ * (released while waiting). */
 static void gate_close(void)
 {
     __atomic_store_n(&gate_closed, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&gate_entering, __ATOMIC_SEQ_CST) == 0)
+    if (__atomic_load_n(&gate_entering, __ATOMIC_SEQ_CST) == 0 &&
+        __atomic_load_n(&gate_inside, __ATOMIC_SEQ_CST) == 0)
         return;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until); /* the condition variable's clock */
+    until.tv_sec += GATE_INSIDE_WAIT_MS / 1000;
+    until.tv_nsec += (long)(GATE_INSIDE_WAIT_MS % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
     Py_BEGIN_ALLOW_THREADS
     pthread_mutex_lock(&gate_lock);
     while (__atomic_load_n(&gate_entering, __ATOMIC_SEQ_CST) > 0)
         pthread_cond_wait(&gate_drained, &gate_lock);
+    while (__atomic_load_n(&gate_inside, __ATOMIC_SEQ_CST) > 0 &&
+           pthread_cond_timedwait(&gate_drained, &gate_lock, &until) == 0) {
+    }
     pthread_mutex_unlock(&gate_lock);
     Py_END_ALLOW_THREADS
 }
@@ -115,6 +154,7 @@ static void gate_close(void)
 static void gate_after_fork(void)
 {
     __atomic_store_n(&gate_entering, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&gate_inside, 0, __ATOMIC_SEQ_CST);
     pthread_mutex_init(&gate_lock, NULL);
     pthread_cond_init(&gate_drained, NULL);
 }
@@ -136,9 +176,10 @@ static void tstate_gone(void *p)
     if (gate_pass() < 0)
         return; /* the exiting interpreter frees its thread states */
     PyEval_RestoreThread((PyThreadState *)p);
-    gate_done();
+    gate_in();
     PyThreadState_Clear((PyThreadState *)p);
     PyThreadState_DeleteCurrent();
+    gate_out();
 }
 
 int p4j_python_enter(p4j_gil *g)
@@ -153,7 +194,7 @@ int p4j_python_enter(p4j_gil *g)
     } else {
         g->st = PyGILState_Ensure();
     }
-    gate_done();
+    gate_in();
     return 0;
 }
 
@@ -163,6 +204,7 @@ void p4j_python_leave(p4j_gil *g)
         PyEval_SaveThread(); /* releases the GIL, keeps the thread state */
     else
         PyGILState_Release(g->st);
+    gate_out();
 }
 
 /* ------------------------------------------------------------------ handles */

@@ -99,3 +99,33 @@ else:
         r = subprocess.run([sys.executable, "-c", code, str(tmp_path), "callbacks"],
                            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
         assert r.returncode == 0 and "child exited" in r.stdout, (r.stdout, r.stderr[-2000:])
+
+
+SLEEPER = """\
+import threading, time
+from py4jni import JavaGateway
+gw = JavaGateway()
+inside = threading.Event()
+class Sleeper:
+    class Java:
+        implements = ["java.lang.Runnable"]
+    def run(self):
+        print("callback running", flush=True)
+        inside.set()
+        time.sleep(600)
+        print("callback finished", flush=True)
+gw.jvm.java.lang.Thread(Sleeper()).start()
+assert inside.wait(60), "the Java thread never called back"
+print("exiting", flush=True)
+"""
+
+
+def test_exit_does_not_wait_for_a_callback_that_never_returns() -> None:
+    """Python's exit gives callbacks still running on Java threads a bounded time to
+    return: a callback sleeping for 600 s does not hold the exit up (the process ends
+    with status 0 and the callback's work not done)."""
+    r = subprocess.run([sys.executable, "-c", SLEEPER], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "callback running" in r.stdout and "exiting" in r.stdout, r.stdout + r.stderr
+    assert "callback finished" not in r.stdout
