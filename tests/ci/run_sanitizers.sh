@@ -27,6 +27,12 @@
 # test_pyflink.py, test_pyflink_cluster.py and test_spark_cluster.py are left out: their
 # drivers (Spark's or Flink's JVM, Python workers; the clusters' executors) inherit the
 # preloaded ASan runtime and outlast the module's 600 s timeout on this machine.
+# The three tests whose child forks after the JVM started are left out too: GCC 12's
+# libsanitizer does not lock its stack depot around fork(), so when a JVM thread is
+# storing a malloc's stack at that instant the child's first malloc spins forever on
+# the depot's lock (__sanitizer::StackDepotNode::store, seen in 3 of 20 runs of
+# test_fork_child_gets_a_clear_error); any program that mallocs in a fork child of a
+# threaded parent does that under this runtime. They run in the plain pytest run.
 # The build's output goes to build-asan/logs/build.log, or with P4J_LOG_KEEP=1 to $P4J_LOG
 # (tests/run_all.sh's log).
 set -euo pipefail
@@ -56,6 +62,9 @@ env LD_PRELOAD="$libasan" PYTHONMALLOC=malloc P4J_EXIT_STRESS_RUNS="${P4J_EXIT_S
     --deselect "tests/python/callbacks/test_callbacks.py::test_reentrancy_on_java_thread" \
     --deselect "tests/python/callbacks/test_callbacks.py::test_reentrancy_1000_levels_with_bigger_stack" \
     --ignore "tests/python/callbacks/test_callback_depth.py" \
+    --deselect "tests/python/process/test_process.py::test_fork_child_gets_a_clear_error" \
+    --deselect "tests/python/process/test_exit_race.py::test_forked_child_exits_while_parent_threads_were_entering" \
+    --deselect "tests/python/process/test_interrupts.py::test_sigterm_to_a_forked_child_does_not_reach_the_parents_jvm" \
     --ignore "tests/python/perf_harness/test_perf_harness.py" \
     --ignore "tests/python/perf_harness/test_framework_bench.py" \
     --ignore "tests/python/perf_harness/test_instruction_gate.py" \
