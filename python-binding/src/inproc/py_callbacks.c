@@ -70,7 +70,18 @@ static int gate_closed;                /* atomic */
 static int gate_entering;              /* atomic: threads between the check and the GIL */
 static int gate_inside;                /* atomic: threads from the GIL until they left */
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER; /* for gate_drained */
-static pthread_cond_t gate_drained = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t gate_drained = PTHREAD_COND_INITIALIZER; /* gate_cond_init: monotonic */
+
+/* Makes gate_drained time its waits on CLOCK_MONOTONIC (a wall-clock step at exit must
+ * not stretch gate_close's bounded wait). */
+static void gate_cond_init(void)
+{
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&gate_drained, &attr);
+    pthread_condattr_destroy(&attr);
+}
 
 static int py_finalizing(void)
 {
@@ -131,13 +142,10 @@ static void gate_close(void)
         __atomic_load_n(&gate_inside, __ATOMIC_SEQ_CST) == 0)
         return;
     struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until); /* the condition variable's clock */
-    until.tv_sec += GATE_INSIDE_WAIT_MS / 1000;
-    until.tv_nsec += (long)(GATE_INSIDE_WAIT_MS % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    clock_gettime(CLOCK_MONOTONIC, &until); /* gate_drained's clock */
+    long long ns = until.tv_nsec + GATE_INSIDE_WAIT_MS * 1000000LL;
+    until.tv_sec += (time_t)(ns / 1000000000LL);
+    until.tv_nsec = (long)(ns % 1000000000LL);
     Py_BEGIN_ALLOW_THREADS
     pthread_mutex_lock(&gate_lock);
     while (__atomic_load_n(&gate_entering, __ATOMIC_SEQ_CST) > 0)
@@ -156,7 +164,7 @@ static void gate_after_fork(void)
     __atomic_store_n(&gate_entering, 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&gate_inside, 0, __ATOMIC_SEQ_CST);
     pthread_mutex_init(&gate_lock, NULL);
-    pthread_cond_init(&gate_drained, NULL);
+    gate_cond_init();
 }
 
 /* ---------------------------------------------------------------------- GIL */
@@ -877,6 +885,7 @@ int p4j_callbacks_init(PyObject *module)
         !(str_implements = PyUnicode_InternFromString("implements")))
         return -1;
     tstate_key_ok = pthread_key_create(&tstate_key, tstate_gone) == 0;
+    gate_cond_init();
     if (pthread_atfork(NULL, NULL, gate_after_fork) != 0) {
         PyErr_SetString(PyExc_OSError, "py4jni: pthread_atfork failed");
         return -1;
