@@ -394,6 +394,23 @@ int p4j_base_here(void);
 void *p4jpy_unlock_interruptible(void);
 void *p4jpy_unlock_plain(void);
 void p4jpy_relock(void *saved);
+/* Called by the atexit close of callbacks (GIL held) before Java calls start failing:
+ * from then on another thread coming back from an in-process Java call waits, without
+ * the GIL, until the interpreter is finalising (CPython then stops it as a daemon
+ * thread), for up to about P4JPY_EXIT_PARK_MS, instead of running Python (e.g. printing the
+ * call's exit-caused error) while the exiting thread finalises. */
+void p4jpy_exit_begin(void);
+#define P4JPY_EXIT_PARK_MS 2000
+
+/* Whether the interpreter is finalising. Any thread, GIL or not. */
+static inline int p4jpy_finalizing(void)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    return Py_IsFinalizing();
+#else
+    return _Py_IsFinalizing();
+#endif
+}
 
 extern int p4j_signals_owed; /* jni/include/jvm_signals.h */
 /* On the main thread: runs the pending Python signal handlers if a SIGINT arrived since

@@ -2,11 +2,13 @@
  * (process signals, jni/include/jvm_signals.h; py4j's Signal, a receiver mechanism, is
  * py4jni/signals.py): which thread is Python's main thread (the one that runs
  * signal handlers), the Java call window around the GIL release of the in-process
- * client's calls, and the pending Python handlers run before a Java call that may wait
- * and before a Java error is raised. Python's signal.signal tells the C side about
+ * client's calls (where a thread coming back while Python exits waits for the
+ * interpreter to stop it), and the pending Python handlers run before a Java call that
+ * may wait and before a Java error is raised. Python's signal.signal tells the C side about
  * every change through _signal_changed (py4jni/_os_signals.py).
  */
 #include <stdint.h>
+#include <time.h>
 
 #include "binding.h"
 #include "jvm_signals.h"
@@ -47,12 +49,33 @@ static inline void *unlock_as(bool interruptible)
 void *p4jpy_unlock_interruptible(void) { return unlock_as(true); }
 void *p4jpy_unlock_plain(void) { return unlock_as(false); }
 
+/* The thread that began the exit (p4jpy_exit_begin), or NULL. */
+static PyThreadState *exit_ts;
+
+void p4jpy_exit_begin(void)
+{
+    __atomic_store_n(&exit_ts, PyThreadState_Get(), __ATOMIC_RELAXED);
+}
+
+/* Without the GIL: waits until the interpreter is finalising, at most P4JPY_EXIT_PARK_MS
+ * (an atexit handler that runs later may join this thread). */
+static void park_until_finalizing(void)
+{
+    const struct timespec tick = {0, 1000000};
+    for (int ms = 0; ms < P4JPY_EXIT_PARK_MS && !p4jpy_finalizing(); ms++)
+        nanosleep(&tick, NULL);
+}
+
 void p4jpy_relock(void *saved)
 {
     uintptr_t s = (uintptr_t)saved;
     if (__builtin_expect(s & ENTERED, 0))
         p4j_signals_leave(s & ENTERED_INTERRUPTIBLE);
-    PyEval_RestoreThread((PyThreadState *)(s & ~(uintptr_t)ENTERED));
+    PyThreadState *ts = (PyThreadState *)(s & ~(uintptr_t)ENTERED);
+    PyThreadState *exiting = __atomic_load_n(&exit_ts, __ATOMIC_RELAXED);
+    if (__builtin_expect(exiting != NULL, 0) && ts != exiting)
+        park_until_finalizing();
+    PyEval_RestoreThread(ts);
 }
 
 int p4jpy_signals_run_handlers(void)

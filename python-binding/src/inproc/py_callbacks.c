@@ -83,15 +83,6 @@ static void gate_cond_init(void)
     pthread_condattr_destroy(&attr);
 }
 
-static int py_finalizing(void)
-{
-#if PY_VERSION_HEX >= 0x030D0000
-    return Py_IsFinalizing();
-#else
-    return _Py_IsFinalizing();
-#endif
-}
-
 /* Wakes gate_close when `count` dropped to zero after the gate closed. */
 static void gate_signal(int left)
 {
@@ -125,7 +116,7 @@ static void gate_out(void)
 static int gate_pass(void)
 {
     __atomic_add_fetch(&gate_entering, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&gate_closed, __ATOMIC_SEQ_CST) || py_finalizing()) {
+    if (__atomic_load_n(&gate_closed, __ATOMIC_SEQ_CST) || p4jpy_finalizing()) {
         gate_done();
         return -1;
     }
@@ -817,6 +808,7 @@ static PyObject *mod_callbacks_exit(PyObject *mod, PyObject *unused)
     (void)mod; (void)unused;
     if (__atomic_load_n(&java_exiting, __ATOMIC_ACQUIRE))
         Py_RETURN_NONE; /* Java's other shutdown hooks may still call Python */
+    p4jpy_exit_begin(); /* before callbacks fail: see binding.h */
     p4j_cb_disable();
     gate_close();
     Py_RETURN_NONE;

@@ -862,6 +862,48 @@ print("exiting")
     assert "exiting" in r.stdout
 
 
+# A daemon thread in a Java call whose callbacks start failing at exit. `LATER` is an
+# atexit handler registered before py4jni's, so it runs after py4jni's exit handlers.
+_EXIT_THREAD = """
+import atexit, os, threading, time
+LATER
+from py4jni import JavaGateway
+gw = JavaGateway(classpath=os.environ["P4J_FIXTURES_JAR"])
+fx = gw.jvm.org.py4jni.fixtures.CallbackFixtures
+class Add:
+    def apply(self, a, b): return a + b
+    class Java:
+        implements = ["org.py4jni.fixtures.Operator"]
+def work():
+    try:
+        fx.applyOnThreads(Add(), 2, 10**7)
+    except Exception as e:
+        os.write(1, b"thread ran on: " + type(e).__name__.encode() + b"\\n")
+t = threading.Thread(target=work, daemon=True)
+t.start()
+time.sleep(0.3)
+print("exiting", flush=True)
+"""
+
+
+def test_thread_back_from_java_at_exit_runs_no_python():
+    """A thread whose Java call ends while Python exits waits to be stopped with the
+    interpreter, instead of running Python (the call's error printed as the exiting
+    thread finalises, which CPython 3.14 turns into a fatal error on stderr's lock)."""
+    # The later handler lets the GIL go for 0.5 s: time enough for the thread to run on.
+    r = run_python(_EXIT_THREAD.replace("LATER", "atexit.register(time.sleep, 0.5)"))
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "exiting" in r.stdout
+    assert "thread ran on" not in r.stdout, r.stdout
+
+
+def test_thread_back_from_java_at_exit_can_still_be_joined():
+    """The wait is bounded: a later atexit handler that joins the thread gets it back."""
+    r = run_python(_EXIT_THREAD.replace("LATER", "atexit.register(lambda: t.join())"))
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "thread ran on: Py4JJavaError" in r.stdout, (r.stdout, r.stderr[-3000:])
+
+
 class _Raiser:
     """A Runnable whose run() raises the exception given."""
 
