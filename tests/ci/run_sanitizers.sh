@@ -33,12 +33,6 @@
 # the depot's lock (__sanitizer::StackDepotNode::store, seen in 3 of 20 runs of
 # test_fork_child_gets_a_clear_error); any program that mallocs in a fork child of a
 # threaded parent does that under this runtime. They run in the plain pytest run.
-# Left out too, for now: test_launcher_rule.py's taken-over ClientServer test. Under this
-# runtime on a loaded machine its ClientServer sometimes finds the taken-over program's
-# port not served in-process, neither when made nor at its first call: socket mode, then
-# "cannot connect" (1 in 16 runs with two busy loops beside it, at 74671e8 as at 2efaa92;
-# 0 in 15 under the same load with the normal build). That race in the launch take-over
-# is open; the test runs in the plain pytest run.
 # The build's output goes to build-asan/logs/build.log, or with P4J_LOG_KEEP=1 to $P4J_LOG
 # (tests/run_all.sh's log).
 set -euo pipefail
@@ -71,7 +65,6 @@ env LD_PRELOAD="$libasan" PYTHONMALLOC=malloc P4J_EXIT_STRESS_RUNS="${P4J_EXIT_S
     --deselect "tests/python/process/test_process.py::test_fork_child_gets_a_clear_error" \
     --deselect "tests/python/process/test_exit_race.py::test_forked_child_exits_while_parent_threads_were_entering" \
     --deselect "tests/python/process/test_interrupts.py::test_sigterm_to_a_forked_child_does_not_reach_the_parents_jvm" \
-    --deselect "tests/python/frameworks/test_launcher_rule.py::test_a_clientserver_of_a_taken_over_launch_is_in_process" \
     --ignore "tests/python/perf_harness/test_perf_harness.py" \
     --ignore "tests/python/perf_harness/test_framework_bench.py" \
     --ignore "tests/python/perf_harness/test_instruction_gate.py" \

@@ -132,9 +132,13 @@ public final class Program {
         return id;
     }
 
-    /** Starts main on the program's "main" thread. */
+    /** Starts main on the program's "main" thread: not a daemon, as the java launcher's
+     * (a new thread inherits its creator's daemon status, and the calling thread here is
+     * a Python thread's, which py4jni attaches as a daemon), so the threads main starts,
+     * such as a py4j server's, keep the program running after main returns. */
     void start() {
         Thread main = new Thread(group, new Main(), "main", 0, false);
+        main.setDaemon(false);
         main.setContextClassLoader(loader);
         main.start();
     }

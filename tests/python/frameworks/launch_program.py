@@ -35,9 +35,9 @@ def launch(flavour: str, *args: str, text: bool = True, **kw: object) -> subproc
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=text, **kw)
 
 
-def connect(proc: subprocess.Popen) -> tuple[JavaGateway, int]:
-    line = proc.stdout.readline()
-    port = int(line.split()[1])
+def connect(proc: subprocess.Popen, port: int | None = None) -> tuple[JavaGateway, int]:
+    if port is None:
+        port = int(proc.stdout.readline().split()[1])
     for attempt in range(50):
         try:
             gw = JavaGateway(gateway_parameters=GatewayParameters(port=port, eager_load=True),
@@ -138,6 +138,28 @@ def two() -> None:
         proc.stdin.write("return\n")
         proc.stdin.flush()
     say("two-wait", [one.wait(timeout=60), other.wait(timeout=60)])
+
+
+def leaves() -> None:
+    proc = launch(FLAVOUR1)
+    gw, port = connect(proc)
+    proc.stdin.write("daemon\n")
+    proc.stdin.flush()
+    say("main-daemon", proc.stdout.readline().split()[1])
+    gw.close()
+    proc.stdin.write("leave\n")  # main returns; the server's thread runs on
+    proc.stdin.flush()
+    say("leave-stdout", proc.stdout.readline().strip())
+    try:
+        proc.wait(timeout=1.0)
+        say("leave-running", False)
+    except subprocess.TimeoutExpired:
+        say("leave-running", True)
+    gw, _ = connect(proc, port)
+    say("leave-add", gw.entry_point.add(2, 3))
+    gw.shutdown()  # py4j's shutdown command: the server, its last thread, ends
+    say("leave-wait", proc.wait(timeout=60))
+    say("leave-rest", proc.stdout.read().split())
 
 
 def spawn() -> None:

@@ -8,9 +8,10 @@ port=P, eager_load=True), java_process=proc)`` on Py4JNetworkError. It runs twic
 ``python -m py4jni run``: with ``PY4JNI_LAUNCH=child`` (every launch a real child, the
 gateways socket mode) and with the rule (its launches taken over), and each scenario's
 observations (poll/wait/returncode, stdout and stderr lines, System.exit from main and
-from a call, kill/terminate/os.kill, an exception out of main, two launches with
-different class paths at once, os.posix_spawn with os.waitpid, a tool run by
-subprocess, a port nothing serves) must be the same, and what stock py4j gives.
+from a call, kill/terminate/os.kill, an exception out of main, main returning while its
+server runs on, two launches with different class paths at once, os.posix_spawn with
+os.waitpid, a tool run by subprocess, a port nothing serves) must be the same, and what
+stock py4j gives.
 """
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 BUILD_TESTS = os.path.dirname(fixtures_jar())
 FIXTURE = os.path.join(BUILD_TESTS, "py4jni-launch-fixture.jar")
 FLAVOURS = [os.path.join(BUILD_TESTS, f"py4jni-launch-flavour{i}.jar") for i in (1, 2)]
-SCENARIOS = ["calls", "exits", "signals", "throws", "two", "spawn", "tool", "unserved"]
+SCENARIOS = ["calls", "exits", "signals", "throws", "leaves", "two", "spawn", "tool",
+             "unserved"]
 
 pytestmark = pytest.mark.skipif(py4j_jar() is None or not os.path.exists(FIXTURE),
                                 reason="py4j's jar was not found at configure time")
@@ -95,6 +97,16 @@ def test_kill_terminate_and_os_kill_end_the_program(both):
     assert seen["kill-wait"] == ["-9"] and seen["kill-rest"] == ["[]"]  # no hook on SIGKILL
     assert seen["terminate-wait"] == ["143"] and seen["terminate-rest"] == ["['HOOK']"]
     assert seen["os-kill-wait"] == ["-9"]
+
+
+def test_a_program_runs_on_after_main_returns_while_its_server_runs(both):
+    # main's thread is not a daemon, so neither is its server's: the program ends when
+    # the server is shut down, not when main returns
+    seen = same(both, "main-daemon", "leave-stdout", "leave-running", "leave-add",
+                "leave-wait", "leave-rest")
+    assert seen["main-daemon"] == ["false"] and seen["leave-stdout"] == ["LEFT"]
+    assert seen["leave-running"] == ["True"] and seen["leave-add"] == ["5"]
+    assert seen["leave-wait"] == ["0"] and seen["leave-rest"] == ["['HOOK']"]
 
 
 def test_an_exception_out_of_main_is_status_1_and_printed(both):
