@@ -113,12 +113,12 @@ def test_unsupported_argument_type(fx):
         fx.Conversions.typeOf(object())
 
 
-# Lengths around the string converter's thresholds: its 256-unit stack buffer, the
-# 512-byte Latin-1 path (byte[] + new String), and the 65,536-unit bound of calls that
-# keep the GIL (StringBuilder.append is one of them).
-_EDGE_LENGTHS = [0, 1, 2, 255, 256, 257, 511, 512, 513, 65535, 65536, 65537]
-_KINDS = {"ascii": "a", "latin1": "\u00e9", "nul": "\x00", "bmp": "\u4e2d",
-          "astral": "\U0001f600"}
+# Lengths around the string converter's thresholds: its 16-byte steps widening Latin-1,
+# its 256-unit stack buffer, the 512-byte Latin-1 path (byte[] + new String), and the
+# 65,536-unit bound of calls that keep the GIL (StringBuilder.append is one of them).
+_EDGE_LENGTHS = [0, 1, 2, 15, 16, 17, 33, 255, 256, 257, 511, 512, 513, 65535, 65536, 65537]
+_KINDS = {"ascii": "a", "latin1": "\u00e9", "latin1-top": "\u00ff", "nul": "\x00",
+          "bmp": "\u4e2d", "astral": "\U0001f600"}
 
 
 @pytest.mark.parametrize("kind", sorted(_KINDS))
