@@ -216,7 +216,7 @@ call_member(JNIEnv *env, p4jj_class *pc, p4jj_member *m, const p4j_ref *target, 
 {
     bool is_static = flags & P4J_CALL_STATIC;
     jvalue jargs[P4J_MAX_ARGS + 1], rv = {0};
-    if (nargs)
+    if (m->arg_refs) /* drop_arg_refs reads every slot, also those a failure left */
         memset(jargs, 0, sizeof(jvalue) * nargs);
     p4j_status st = nargs ? p4j_args_to_java(env, m, args, jargs, err) : P4J_OK;
     if (st == P4J_OK) {
@@ -366,7 +366,7 @@ static p4j_status inproc_construct_at(p4j_client *c, void **site, const p4j_ref 
         }
     }
     jvalue jargs[P4J_MAX_ARGS + 1];
-    if (nargs)
+    if (m->arg_refs) /* drop_arg_refs reads every slot, also those a failure left */
         memset(jargs, 0, sizeof(jvalue) * nargs);
     st = nargs ? p4j_args_to_java(env, m, args, jargs, err) : P4J_OK;
     if (st == P4J_OK) {
