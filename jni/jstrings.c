@@ -50,9 +50,7 @@ static long utf8_to_utf16(const unsigned char *s, size_t len, jchar *dst)
     return (long)n;
 }
 
-/* Latin-1 bytes to UTF-16 units: 16 at a time with SSE2 (every x86-64 has it), the
- * rest one by one. */
-static void widen_latin1(const unsigned char *p, size_t len, jchar *dst)
+void p4j_widen_latin1(const unsigned char *p, size_t len, jchar *dst)
 {
     size_t i = 0;
 #ifdef __SSE2__
@@ -135,7 +133,7 @@ jstring p4j_jstring_new(JNIEnv *env, const p4j_str *s, p4j_error *err)
     }
     switch (s->enc) {
     case P4J_ENC_LATIN1:
-        widen_latin1(s->data, s->len, buf);
+        p4j_widen_latin1(s->data, s->len, buf);
         n = (jsize)s->len;
         break;
     case P4J_ENC_UCS4: {

@@ -14,6 +14,10 @@
  * or a pending Java exception captured). */
 jstring p4j_jstring_new(JNIEnv *env, const p4j_str *s, p4j_error *err);
 
+/* Writes `len` Latin-1 bytes at `p` as UTF-16 units at `dst`: 16 at a time with SSE2
+ * (every x86-64 has it), the rest one by one. */
+void p4j_widen_latin1(const unsigned char *p, size_t len, jchar *dst);
+
 /* Sets `out` to the content of `str` as a P4J_STRING (or `kind`) in UTF-16.
  * Returns P4J_OK, or P4J_ERROR with `err` set. `str` must be non-NULL. */
 p4j_status p4j_jstring_read(JNIEnv *env, jstring str, p4j_kind kind, p4j_value *out,

@@ -230,10 +230,12 @@ static long to_utf16(const p4j_str *s, jchar *dst)
         memcpy(dst, s->data, s->len * sizeof(jchar));
         return (long)s->len;
     case P4J_ENC_LATIN1:
+        p4j_widen_latin1(s->data, s->len, dst);
+        return (long)s->len;
     case P4J_ENC_UTF8: {
         const unsigned char *p = s->data;
         for (size_t i = 0; i < s->len; i++) {
-            if (s->enc == P4J_ENC_UTF8 && p[i] >= 0x80)
+            if (p[i] >= 0x80)
                 return -1;
             dst[i] = p[i];
         }

@@ -480,6 +480,9 @@ def test_list_converter(client, fx):
     assert list(ListConverter().convert((x * 2 for x in range(3)), client)) == [0, 2, 4]
     assert list(ListConverter().convert(["\U0001f600", "caf\u00e9", "x" * 1000], client)) == [
         "\U0001f600", "caf\u00e9", "x" * 1000]
+    latin1 = ["".join(chr(0x41 + i % 26) if i % 3 else chr(0xe0 + i % 32) for i in range(n))
+              for n in (15, 16, 17, 33)]  # around the 16-byte steps widening Latin-1
+    assert list(ListConverter().convert(latin1, client)) == latin1
     assert list(ListConverter().convert([], client)) == []
     inner = fx.range(2)
     outer = ListConverter().convert([inner, fx.map(1)], client)
