@@ -12,6 +12,7 @@
 #include "jvm_classes.h"
 
 #define STACK_UNITS 256
+#define SHORT_UNITS 64 /* a Latin-1 string this short is widened on a small stack frame */
 
 /* Decodes UTF-8 into UTF-16 `dst` (capacity >= len units). Returns the unit count,
  * or -1 on malformed input. */
@@ -50,20 +51,49 @@ static long utf8_to_utf16(const unsigned char *s, size_t len, jchar *dst)
     return (long)n;
 }
 
-void p4j_widen_latin1(const unsigned char *p, size_t len, jchar *dst)
+/* p4j_widen_latin1, in line for p4j_jstring_new's short strings. */
+static inline __attribute__((always_inline)) void widen(const unsigned char *p, size_t len,
+                                                       jchar *dst)
 {
     size_t i = 0;
 #ifdef __SSE2__
+    /* Whole blocks of 16, then the rest as one more block (8 or 4 for a short string)
+     * that ends at the end and overlaps units already written with the same values: no
+     * read or write outside the string and the buffer, no loop over the last units. */
     const __m128i zero = _mm_setzero_si128();
-    for (; i + 16 <= len; i += 16) {
-        __m128i bytes = _mm_loadu_si128((const __m128i *)(p + i));
-        _mm_storeu_si128((__m128i *)(dst + i), _mm_unpacklo_epi8(bytes, zero));
-        _mm_storeu_si128((__m128i *)(dst + i + 8), _mm_unpackhi_epi8(bytes, zero));
+    if (len >= 16) {
+        for (;; i += 16) {
+            if (i + 16 > len)
+                i = len - 16;
+            __m128i bytes = _mm_loadu_si128((const __m128i *)(p + i));
+            _mm_storeu_si128((__m128i *)(dst + i), _mm_unpacklo_epi8(bytes, zero));
+            _mm_storeu_si128((__m128i *)(dst + i + 8), _mm_unpackhi_epi8(bytes, zero));
+            if (i + 16 == len)
+                return;
+        }
+    }
+    if (len >= 8) {
+        __m128i head = _mm_loadl_epi64((const __m128i *)p);
+        __m128i tail = _mm_loadl_epi64((const __m128i *)(p + len - 8));
+        _mm_storeu_si128((__m128i *)dst, _mm_unpacklo_epi8(head, zero));
+        _mm_storeu_si128((__m128i *)(dst + len - 8), _mm_unpacklo_epi8(tail, zero));
+        return;
+    }
+    if (len >= 4) {
+        int32_t h, t;
+        memcpy(&h, p, 4);
+        memcpy(&t, p + len - 4, 4);
+        _mm_storel_epi64((__m128i *)dst, _mm_unpacklo_epi8(_mm_cvtsi32_si128(h), zero));
+        _mm_storel_epi64((__m128i *)(dst + len - 4),
+                         _mm_unpacklo_epi8(_mm_cvtsi32_si128(t), zero));
+        return;
     }
 #endif
     for (; i < len; i++)
         dst[i] = p[i];
 }
+
+void p4j_widen_latin1(const unsigned char *p, size_t len, jchar *dst) { widen(p, len, dst); }
 
 #define LATIN1_BYTES_MIN 512 /* from here a byte[] + new String(b, ISO_8859_1) is faster */
 
@@ -109,7 +139,9 @@ static jstring latin1_string(JNIEnv *env, const p4j_str *s, p4j_error *err)
     return p4j_jvm_failed(env, err) ? NULL : out;
 }
 
-jstring p4j_jstring_new(JNIEnv *env, const p4j_str *s, p4j_error *err)
+/* p4j_jstring_new for any string but a short Latin-1 one. */
+static __attribute__((noinline)) jstring jstring_new_general(JNIEnv *env, const p4j_str *s,
+                                                             p4j_error *err)
 {
     if (s->len > INT32_MAX) { /* a jsize would truncate it: refuse before any copy */
         p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: a string of %zu characters is too long "
@@ -170,6 +202,17 @@ done:
     if (buf != stack)
         free(buf);
     return out;
+}
+
+jstring p4j_jstring_new(JNIEnv *env, const p4j_str *s, p4j_error *err)
+{
+    if (s->enc == P4J_ENC_LATIN1 && s->len <= SHORT_UNITS) { /* most arguments: a small frame */
+        jchar buf[SHORT_UNITS];
+        widen(s->data, s->len, buf);
+        jstring out = (*env)->NewString(env, buf, (jsize)s->len);
+        return p4j_jvm_alloc_failed(env, out, err) ? NULL : out;
+    }
+    return jstring_new_general(env, s, err);
 }
 
 p4j_status p4j_jstring_read(JNIEnv *env, jstring str, p4j_kind kind, p4j_value *out,

@@ -15,7 +15,7 @@
 jstring p4j_jstring_new(JNIEnv *env, const p4j_str *s, p4j_error *err);
 
 /* Writes `len` Latin-1 bytes at `p` as UTF-16 units at `dst`: 16 at a time with SSE2
- * (every x86-64 has it), the rest one by one. */
+ * (every x86-64 has it), the rest as one overlapping block (one by one without SSE2). */
 void p4j_widen_latin1(const unsigned char *p, size_t len, jchar *dst);
 
 /* Sets `out` to the content of `str` as a P4J_STRING (or `kind`) in UTF-16.

@@ -679,11 +679,11 @@ static void give_context_loader(JNIEnv *env)
 
 JNIEnv *p4j_jvm_env_attached(void) { return tls_env; }
 
-JNIEnv *p4j_jvm_env(p4j_error *err)
+/* p4j_jvm_env for a thread not attached yet (out of line, so that the attached case
+ * saves no registers). */
+static __attribute__((noinline)) JNIEnv *attach_current(p4j_error *err)
 {
-    JNIEnv *env = tls_env;
-    if (__builtin_expect(env != NULL, 1))
-        return env;
+    JNIEnv *env = NULL;
     if (forked_child) {
         p4j_error_set(err, P4J_ERR_BRIDGE,
                       "py4jni: this process was forked after the JVM started; the JVM "
@@ -703,6 +703,12 @@ JNIEnv *p4j_jvm_env(p4j_error *err)
     pthread_setspecific(detach_key, (void *)1); /* arms detach_thread at thread exit */
     give_context_loader(env);
     return env;
+}
+
+JNIEnv *p4j_jvm_env(p4j_error *err)
+{
+    JNIEnv *env = tls_env;
+    return __builtin_expect(env != NULL, 1) ? env : attach_current(err);
 }
 
 void p4j_jvm_forget_env(void) { tls_env = NULL; }

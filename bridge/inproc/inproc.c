@@ -177,14 +177,6 @@ static void invoke(JNIEnv *env, const p4jj_member *m, jclass cls, jobject obj,
     }
 }
 
-/* Deletes the local references argument conversion created for `m`. */
-static void drop_arg_refs(JNIEnv *env, const p4jj_member *m, const jvalue *jargs, size_t done)
-{
-    for (size_t i = 0; i < done; i++)
-        if (m->conv[i] >= CONV_STRING && jargs[i].l)
-            (*env)->DeleteLocalRef(env, jargs[i].l);
-}
-
 /* Prologue of the hot entry points (no local frame): resets `out`, checks the client
  * and the target and returns the env with the target's class in *pc. */
 static JNIEnv *hot_enter(p4j_client *c, const p4j_ref *target, bool is_class, p4j_value *out,
@@ -216,32 +208,30 @@ call_member(JNIEnv *env, p4jj_class *pc, p4jj_member *m, const p4j_ref *target, 
 {
     bool is_static = flags & P4J_CALL_STATIC;
     jvalue jargs[P4J_MAX_ARGS + 1], rv = {0};
-    if (m->arg_refs) /* drop_arg_refs reads every slot, also those a failure left */
-        memset(jargs, 0, sizeof(jvalue) * nargs);
     p4j_status st = nargs ? p4j_args_to_java(env, m, args, jargs, err) : P4J_OK;
-    if (st == P4J_OK) {
-        invoke(env, m, pc->cls, (jobject)target->handle, jargs, &rv);
-        if ((*env)->ExceptionCheck(env)) {
-            st = p4j_jvm_capture_exception_text(env, err, !(flags & P4J_CALL_NO_ERROR_TEXT));
-        } else if (p4j_scalar_result((p4j_rconv)m->rconv, rv, out)) {
-            /* done: a primitive or void result */
-        } else if (m->rconv == RCONV_BYTES && rv.l) {
-            /* the local reference itself, read and deleted by read_bytes on this thread */
-            p4j_bytes_local(env, rv.l, out);
-        } else if (m->rconv == RCONV_OBJECT && !is_static && rv.l &&
-                   (*env)->IsSameObject(env, rv.l, (jobject)target->handle)) {
-            out->kind = P4J_SELF; /* spares a global ref and a Python object */
+    if (st != P4J_OK)
+        return st; /* no reference left by the conversion */
+    invoke(env, m, pc->cls, (jobject)target->handle, jargs, &rv);
+    if ((*env)->ExceptionCheck(env)) {
+        st = p4j_jvm_capture_exception_text(env, err, !(flags & P4J_CALL_NO_ERROR_TEXT));
+    } else if (p4j_scalar_result((p4j_rconv)m->rconv, rv, out)) {
+        /* done: a primitive or void result */
+    } else if (m->rconv == RCONV_BYTES && rv.l) {
+        /* the local reference itself, read and deleted by read_bytes on this thread */
+        p4j_bytes_local(env, rv.l, out);
+    } else if (m->rconv == RCONV_OBJECT && !is_static && rv.l &&
+               (*env)->IsSameObject(env, rv.l, (jobject)target->handle)) {
+        out->kind = P4J_SELF; /* spares a global ref and a Python object */
+        (*env)->DeleteLocalRef(env, rv.l);
+    } else {
+        st = p4j_result_from_java(env, (p4j_rconv)m->rconv, m, rv, true, out, err);
+        bool handed_over = st == P4J_OK && out->kind == P4J_BYTES &&
+                           out->ref.cls == P4J_BYTES_LOCAL; /* an Object-typed byte[] */
+        if (m->rconv >= RCONV_STRING && rv.l && !handed_over)
             (*env)->DeleteLocalRef(env, rv.l);
-        } else {
-            st = p4j_result_from_java(env, (p4j_rconv)m->rconv, m, rv, true, out, err);
-            bool handed_over = st == P4J_OK && out->kind == P4J_BYTES &&
-                               out->ref.cls == P4J_BYTES_LOCAL; /* an Object-typed byte[] */
-            if (m->rconv >= RCONV_STRING && rv.l && !handed_over)
-                (*env)->DeleteLocalRef(env, rv.l);
-        }
     }
     if (m->arg_refs)
-        drop_arg_refs(env, m, jargs, nargs);
+        p4j_args_drop(env, m, jargs, nargs);
     return st;
 }
 
@@ -366,10 +356,8 @@ static p4j_status inproc_construct_at(p4j_client *c, void **site, const p4j_ref 
         }
     }
     jvalue jargs[P4J_MAX_ARGS + 1];
-    if (m->arg_refs) /* drop_arg_refs reads every slot, also those a failure left */
-        memset(jargs, 0, sizeof(jvalue) * nargs);
     st = nargs ? p4j_args_to_java(env, m, args, jargs, err) : P4J_OK;
-    if (st == P4J_OK) {
+    if (st == P4J_OK) { /* (a failed conversion left no reference) */
         jobject obj = (*env)->NewObjectA(env, pc->cls, m->mid, jargs);
         if ((*env)->ExceptionCheck(env)) {
             st = p4j_jvm_capture_exception(env, err);
@@ -377,9 +365,9 @@ static p4j_status inproc_construct_at(p4j_client *c, void **site, const p4j_ref 
             st = p4j_object_of_class(env, obj, pc, out, err);
             (*env)->DeleteLocalRef(env, obj);
         }
+        if (m->arg_refs)
+            p4j_args_drop(env, m, jargs, nargs);
     }
-    if (m->arg_refs)
-        drop_arg_refs(env, m, jargs, nargs);
 done:
     if (saved)
         c->relock(saved);
@@ -691,11 +679,14 @@ static void inproc_release(p4j_client *c, p4j_ref *ref)
     (void)c; /* refs stay valid while the JVM lives: release them even after shutdown */
     if (!ref->handle)
         return;
-    p4j_error ignored = {0};
-    JNIEnv *env = p4j_jvm_env(&ignored);
+    JNIEnv *env = p4j_jvm_env_attached(); /* a thread that calls Java: no error to clear */
+    if (__builtin_expect(env == NULL, 0)) {
+        p4j_error ignored = {0};
+        env = p4j_jvm_env(&ignored);
+        p4j_error_clear(NULL, &ignored);
+    }
     if (env)
         p4j_jvm_global_delete(env, (jobject)ref->handle);
-    p4j_error_clear(NULL, &ignored);
     ref->handle = NULL;
 }
 

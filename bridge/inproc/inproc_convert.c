@@ -102,83 +102,95 @@ static jobject new_decimal(JNIEnv *env, const p4j_value *v, p4j_error *err)
     return text ? (*env)->NewObject(env, cls, ctor, text) : NULL;
 }
 
+/* Converts argument i of `m`, args[i] = *v, into *j: P4J_OK, else an error with no
+ * reference made for this argument. */
+static inline __attribute__((always_inline)) p4j_status
+arg_to_java(JNIEnv *env, const p4jj_member *m, size_t i, const p4j_value *v, jvalue *j,
+            p4j_error *err)
+{
+    jchar ch;
+    switch ((p4j_conv)m->conv[i]) {
+    case CONV_Z: j->z = (jboolean)v->u.b; break;
+    case CONV_B: CHECKED_INT(v, -128, 127, "byte"); j->b = (jbyte)int_of(v); break;
+    case CONV_C: if (char_arg(v, &j->c, err) != P4J_OK) return P4J_ERROR; break;
+    case CONV_S: CHECKED_INT(v, -32768, 32767, "short"); j->s = (jshort)int_of(v); break;
+    case CONV_I: j->i = (jint)v->u.i; break;
+    case CONV_J: j->j = (jlong)int_of(v); break;
+    case CONV_F: j->f = (jfloat)v->u.d; break;
+    case CONV_D: j->d = v->u.d; break;
+    case CONV_NULL: j->l = NULL; break;
+    case CONV_REF: j->l = (jobject)v->ref.handle; break;
+    case CONV_STRING:
+        if (!(j->l = p4j_jstring_new(env, &v->u.s, err)))
+            return P4J_ERROR;
+        break;
+    case CONV_BYTES:
+        if (p4j_check_length(v->u.bytes.len, err) != P4J_OK ||
+            !(j->l = new_bytes(env, v, err)))
+            return P4J_ERROR;
+        break;
+    case CONV_DECIMAL:
+        if (!(j->l = new_decimal(env, v, err)) && err->kind != P4J_ERR_NONE)
+            return P4J_ERROR;
+        break;
+    case CONV_BOX_Z:
+        j->l = (*env)->CallStaticObjectMethod(env, p4j_jc.Boolean, p4j_jc.Boolean_valueOf,
+                                              (jboolean)v->u.b);
+        break;
+    case CONV_BOX_B:
+        CHECKED_INT(v, -128, 127, "Byte");
+        j->l = (*env)->CallStaticObjectMethod(env, p4j_jc.Byte, p4j_jc.Byte_valueOf,
+                                              (jbyte)int_of(v));
+        break;
+    case CONV_BOX_C:
+        if (char_arg(v, &ch, err) != P4J_OK)
+            return P4J_ERROR;
+        j->l = (*env)->CallStaticObjectMethod(env, p4j_jc.Character,
+                                              p4j_jc.Character_valueOf, ch);
+        break;
+    case CONV_BOX_S:
+        CHECKED_INT(v, -32768, 32767, "Short");
+        j->l = (*env)->CallStaticObjectMethod(env, p4j_jc.Short, p4j_jc.Short_valueOf,
+                                              (jshort)int_of(v));
+        break;
+    case CONV_BOX_I:
+        j->l = (*env)->CallStaticObjectMethod(env, p4j_jc.Integer, p4j_jc.Integer_valueOf,
+                                              (jint)v->u.i);
+        break;
+    case CONV_BOX_J:
+        j->l = (*env)->CallStaticObjectMethod(env, p4j_jc.Long, p4j_jc.Long_valueOf,
+                                              (jlong)int_of(v));
+        break;
+    case CONV_BOX_F:
+        j->l = (*env)->CallStaticObjectMethod(env, p4j_jc.Float, p4j_jc.Float_valueOf,
+                                              (jfloat)v->u.d);
+        break;
+    case CONV_BOX_D:
+        j->l = (*env)->CallStaticObjectMethod(env, p4j_jc.Double, p4j_jc.Double_valueOf,
+                                              v->u.d);
+        break;
+    case CONV_PROXY:
+        return p4j_proxy_value_refused(err);
+    case CONV_INVALID: /* planning refuses these; never read a value of another kind */
+        return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: a %s cannot be argument %zu",
+                             p4j_key_python_name(p4j_arg_key(v)), i);
+    }
+    /* A conversion that called Java (boxes, BigDecimal) is checked here; STRING and
+     * BYTES only allocate, and a result that is not NULL means no exception. */
+    if (m->conv[i] > CONV_BYTES && (*env)->ExceptionCheck(env))
+        return p4j_jvm_capture_exception(env, err);
+    return P4J_OK;
+}
+
 p4j_status p4j_args_to_java(JNIEnv *env, const p4jj_member *m, const p4j_value *args,
                             jvalue *jargs, p4j_error *err)
 {
     for (size_t i = 0; i < m->nargs; i++) {
-        const p4j_value *v = &args[i];
-        jvalue *j = &jargs[i];
-        jchar ch;
-        switch ((p4j_conv)m->conv[i]) {
-        case CONV_Z: j->z = (jboolean)v->u.b; break;
-        case CONV_B: CHECKED_INT(v, -128, 127, "byte"); j->b = (jbyte)int_of(v); break;
-        case CONV_C: if (char_arg(v, &j->c, err) != P4J_OK) return P4J_ERROR; break;
-        case CONV_S: CHECKED_INT(v, -32768, 32767, "short"); j->s = (jshort)int_of(v); break;
-        case CONV_I: j->i = (jint)v->u.i; break;
-        case CONV_J: j->j = (jlong)int_of(v); break;
-        case CONV_F: j->f = (jfloat)v->u.d; break;
-        case CONV_D: j->d = v->u.d; break;
-        case CONV_NULL: j->l = NULL; break;
-        case CONV_REF: j->l = (jobject)v->ref.handle; break;
-        case CONV_STRING:
-            if (!(j->l = p4j_jstring_new(env, &v->u.s, err)))
-                return P4J_ERROR;
-            break;
-        case CONV_BYTES:
-            if (p4j_check_length(v->u.bytes.len, err) != P4J_OK ||
-                !(j->l = new_bytes(env, v, err)))
-                return P4J_ERROR;
-            break;
-        case CONV_DECIMAL:
-            if (!(j->l = new_decimal(env, v, err)) && err->kind != P4J_ERR_NONE)
-                return P4J_ERROR;
-            break;
-        case CONV_BOX_Z:
-            j->l = (*env)->CallStaticObjectMethod(env, p4j_jc.Boolean, p4j_jc.Boolean_valueOf,
-                                                  (jboolean)v->u.b);
-            break;
-        case CONV_BOX_B:
-            CHECKED_INT(v, -128, 127, "Byte");
-            j->l = (*env)->CallStaticObjectMethod(env, p4j_jc.Byte, p4j_jc.Byte_valueOf,
-                                                  (jbyte)int_of(v));
-            break;
-        case CONV_BOX_C:
-            if (char_arg(v, &ch, err) != P4J_OK)
-                return P4J_ERROR;
-            j->l = (*env)->CallStaticObjectMethod(env, p4j_jc.Character,
-                                                  p4j_jc.Character_valueOf, ch);
-            break;
-        case CONV_BOX_S:
-            CHECKED_INT(v, -32768, 32767, "Short");
-            j->l = (*env)->CallStaticObjectMethod(env, p4j_jc.Short, p4j_jc.Short_valueOf,
-                                                  (jshort)int_of(v));
-            break;
-        case CONV_BOX_I:
-            j->l = (*env)->CallStaticObjectMethod(env, p4j_jc.Integer, p4j_jc.Integer_valueOf,
-                                                  (jint)v->u.i);
-            break;
-        case CONV_BOX_J:
-            j->l = (*env)->CallStaticObjectMethod(env, p4j_jc.Long, p4j_jc.Long_valueOf,
-                                                  (jlong)int_of(v));
-            break;
-        case CONV_BOX_F:
-            j->l = (*env)->CallStaticObjectMethod(env, p4j_jc.Float, p4j_jc.Float_valueOf,
-                                                  (jfloat)v->u.d);
-            break;
-        case CONV_BOX_D:
-            j->l = (*env)->CallStaticObjectMethod(env, p4j_jc.Double, p4j_jc.Double_valueOf,
-                                                  v->u.d);
-            break;
-        case CONV_PROXY:
-            return p4j_proxy_value_refused(err);
-        case CONV_INVALID: /* planning refuses these; never read a value of another kind */
-            return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: a %s cannot be argument %zu",
-                                 p4j_key_python_name(p4j_arg_key(v)), i);
+        p4j_status st = arg_to_java(env, m, i, &args[i], &jargs[i], err);
+        if (__builtin_expect(st != P4J_OK, 0)) {
+            p4j_args_drop(env, m, jargs, i);
+            return st;
         }
-        /* A conversion that called Java (boxes, BigDecimal) is checked here; STRING and
-         * BYTES only allocate, and a result that is not NULL means no exception. */
-        if (m->conv[i] > CONV_BYTES && (*env)->ExceptionCheck(env))
-            return p4j_jvm_capture_exception(env, err);
     }
     return P4J_OK;
 }
@@ -302,6 +314,8 @@ static p4j_status object_of_class(JNIEnv *env, jobject obj, p4jj_class *pc, bool
 p4j_status p4j_object_of_class(JNIEnv *env, jobject obj, p4jj_class *pc, p4j_value *out,
                                p4j_error *err)
 {
+    if (pc->role == 'r') /* a plain object (most constructors): no switch */
+        return as_ref(env, obj, P4J_REF, pc, out, err);
     return object_of_class(env, obj, pc, false, out, err);
 }
 

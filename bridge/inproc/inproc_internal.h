@@ -169,9 +169,20 @@ void p4jj_invoke_in_frame(JNIEnv *env, const p4jj_member *m, jobject obj, const 
                           jvalue *rv);
 
 /* Converts args[i] into jargs[i] following m->conv; creates local refs in the current
- * frame. Returns P4J_ERROR with err set on overflow or a failed allocation. */
+ * frame. Returns P4J_ERROR with err set on overflow or a failed allocation, having
+ * deleted the local refs it made. */
 p4j_status p4j_args_to_java(JNIEnv *env, const p4jj_member *m, const p4j_value *args,
                             jvalue *jargs, p4j_error *err);
+
+/* Deletes the local references that p4j_args_to_java made for m's first `done`
+ * arguments in `jargs`. */
+static inline void p4j_args_drop(JNIEnv *env, const p4jj_member *m, const jvalue *jargs,
+                                 size_t done)
+{
+    for (size_t i = 0; i < done; i++)
+        if (m->conv[i] >= CONV_STRING && jargs[i].l)
+            (*env)->DeleteLocalRef(env, jargs[i].l);
+}
 
 /* Sets `out` from the raw result `rv` of a method returning `rconv` when that is void,
  * boolean or an integral or double primitive (inline: the hot path's common results);

@@ -5,6 +5,9 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "fault.h"
 #include "idtable.h"
@@ -435,13 +438,41 @@ p4jj_member *p4jj_member_peek(p4jj_class *pc, p4jj_member_kind kind, const char 
     return bucket_find(pc, h, kind, name, name_len, keys, arg_cls, nargs);
 }
 
+/* memcmp(a, b, n) == 0 for a member name: up to 32 bytes in two overlapping loads of each
+ * (no library call on a hot path), longer ones by memcmp. */
+static inline bool same_name(const char *a, const char *b, size_t n)
+{
+    if (n >= 4 && n <= 16) {
+        if (n >= 8) {
+            uint64_t a0, a1, b0, b1;
+            memcpy(&a0, a, 8), memcpy(&a1, a + n - 8, 8);
+            memcpy(&b0, b, 8), memcpy(&b1, b + n - 8, 8);
+            return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+        }
+        uint32_t a0, a1, b0, b1;
+        memcpy(&a0, a, 4), memcpy(&a1, a + n - 4, 4);
+        memcpy(&b0, b, 4), memcpy(&b1, b + n - 4, 4);
+        return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+    }
+#ifdef __SSE2__
+    if (n > 16 && n <= 32) {
+        __m128i a0 = _mm_loadu_si128((const __m128i *)a), b0 = _mm_loadu_si128((const __m128i *)b);
+        __m128i a1 = _mm_loadu_si128((const __m128i *)(a + n - 16));
+        __m128i b1 = _mm_loadu_si128((const __m128i *)(b + n - 16));
+        __m128i eq = _mm_and_si128(_mm_cmpeq_epi8(a0, b0), _mm_cmpeq_epi8(a1, b1));
+        return _mm_movemask_epi8(eq) == 0xFFFF;
+    }
+#endif
+    return memcmp(a, b, n) == 0;
+}
+
 p4jj_member *p4jj_member_at(void **site, p4jj_class *pc, p4jj_member_kind kind,
                             const char *name, size_t name_len, bool named,
                             const p4j_value *args, size_t nargs)
 {
     p4jj_member *m = site ? __atomic_load_n((p4jj_member **)site, __ATOMIC_ACQUIRE) : NULL;
     if (!m || m->owner != pc || m->kind != kind || m->nargs != nargs ||
-        (!named && (m->name_len != name_len || memcmp(m->name, name, name_len) != 0)))
+        (!named && (m->name_len != name_len || !same_name(m->name, name, name_len))))
         return NULL;
     for (size_t i = 0; i < nargs; i++) {
         char key = p4j_arg_key(&args[i]);

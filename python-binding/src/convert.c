@@ -86,7 +86,8 @@ static Py_ssize_t utf16_length(PyObject *o)
     return units;
 }
 
-static int str_value(PyObject *o, p4j_value *v)
+/* str_value for any str but a compact Latin-1 one. */
+static __attribute__((noinline)) int str_value_general(PyObject *o, p4j_value *v)
 {
     int kind = PyUnicode_KIND(o);
     if (p4j_check_java_length(utf16_length(o), "str", "UTF-16 units") < 0)
@@ -99,6 +100,21 @@ static int str_value(PyObject *o, p4j_value *v)
     v->u.s.enc = kind == PyUnicode_1BYTE_KIND ? P4J_ENC_LATIN1
                  : kind == PyUnicode_2BYTE_KIND ? P4J_ENC_UTF16 : P4J_ENC_UCS4;
     return 0;
+}
+
+/* Converts a Python str (its characters, borrowed): 0, or -1 with an exception. */
+static inline __attribute__((always_inline)) int str_value(PyObject *o, p4j_value *v)
+{
+    /* the common case first: a compact one-byte str (its data follows the header) */
+    if (PyUnicode_IS_COMPACT(o) && PyUnicode_KIND(o) == PyUnicode_1BYTE_KIND &&
+        PyUnicode_GET_LENGTH(o) <= INT32_MAX) {
+        v->kind = P4J_STRING;
+        v->u.s.data = PyUnicode_DATA(o);
+        v->u.s.len = (size_t)PyUnicode_GET_LENGTH(o);
+        v->u.s.enc = P4J_ENC_LATIN1;
+        return 0;
+    }
+    return str_value_general(o, v);
 }
 
 static int keep_temp(p4j_argpack *pack, PyObject *o)
@@ -437,7 +453,16 @@ int p4j_args_from_py(ClientObject *cl, PyObject *const *args, Py_ssize_t n, p4j_
     for (Py_ssize_t i = 0; i < n; i++) {
         if (i < P4J_ARGS_STACK)
             pack->owners[i] = NULL;
-        if (p4j_value_from_py(cl, args[i], &pack->vals[i], pack, i) < 0) {
+        p4j_value *v = &pack->vals[i];
+        int rc;
+        if (PyUnicode_CheckExact(args[i]) || PyLong_CheckExact(args[i])) {
+            v->owned = NULL; /* p4j_value_from_py's first cases, in line */
+            v->ref.handle = v->ref.cls = NULL;
+            rc = PyLong_CheckExact(args[i]) ? int_value(args[i], v) : str_value(args[i], v);
+        } else {
+            rc = p4j_value_from_py(cl, args[i], v, pack, i);
+        }
+        if (rc < 0) {
             pack->n = i;
             p4j_args_release(pack);
             return -1;

@@ -375,6 +375,20 @@ static void test_conversions_check_their_input(void **state)
     assert_int_equal(p4j_args_to_java(env, &plan, &sb, &j, &err), P4J_ERROR);
     assert_non_null(strstr(err.message, "a JavaObject cannot be a Java char"));
     p4j_error_clear(client, &err);
+    /* A failure after an argument that made a reference deletes that one and reads no
+     * slot past the failure (-Xcheck:jni aborts on a bad ref passed to DeleteLocalRef). */
+    p4jj_member two = {.nargs = 2};
+    two.keys[0] = 's';
+    two.conv[0] = CONV_STRING;
+    two.keys[1] = 'y';
+    two.conv[1] = CONV_BYTES; /* refused before a byte[] is made: too long */
+    p4j_value pair[2] = {str_arg("xyz"), {.kind = P4J_BYTES}};
+    pair[1].u.bytes.len = (size_t)INT32_MAX + 1;
+    jvalue js[2] = {{.l = NULL}, {.l = (jobject)(uintptr_t)0x8}}; /* slot 1: not a ref */
+    assert_int_equal(p4j_args_to_java(env, &two, pair, js, &err), P4J_ERROR);
+    assert_non_null(js[0].l); /* the String was made, then deleted */
+    assert_non_null(err.message);
+    p4j_error_clear(client, &err);
     jclass sbcls = (*env)->GetObjectClass(env, (jobject)sb.ref.handle);
     assert_int_equal(p4j_check_conversion(env, CONV_REF, 'r', sbcls, p4j_jc.Character, &err),
                      P4J_ERROR);

@@ -721,17 +721,23 @@ static int proxy_for_new(ClientObject *cl, PyObject *o, PyObject *key, p4j_pyhan
     return rc < 0 ? -1 : 1;
 }
 
+/* p4j_proxy_unwrap's taking of a proxy's Python object (out of line, so that the common
+ * case, no proxy, saves no registers). */
+static __attribute__((noinline)) PyObject *proxy_take(ClientObject *cl, p4j_value *v,
+                                                      p4j_pyhandle *h)
+{
+    PyObject *o = Py_NewRef(h->obj);
+    cl->c->ops->release(cl->c, &v->ref);
+    p4j_value_clear(v);
+    return o;
+}
+
 PyObject *p4j_proxy_unwrap(ClientObject *cl, p4j_value *v)
 {
     if (!v->ref.cls || !p4jpy_has_cap(cl, P4J_CAP_CALLBACKS))
         return NULL;
     p4j_pyhandle *h = p4j_cb_proxy_target(&v->ref);
-    if (!h)
-        return NULL;
-    PyObject *o = Py_NewRef(h->obj);
-    cl->c->ops->release(cl->c, &v->ref);
-    p4j_value_clear(v);
-    return o;
+    return h ? proxy_take(cl, v, h) : NULL;
 }
 
 /* -------------------------------------------------------- module functions */

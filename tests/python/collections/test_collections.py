@@ -481,7 +481,7 @@ def test_list_converter(client, fx):
     assert list(ListConverter().convert(["\U0001f600", "caf\u00e9", "x" * 1000], client)) == [
         "\U0001f600", "caf\u00e9", "x" * 1000]
     latin1 = ["".join(chr(0x41 + i % 26) if i % 3 else chr(0xe0 + i % 32) for i in range(n))
-              for n in (15, 16, 17, 33)]  # around the 16-byte steps widening Latin-1
+              for n in (3, 4, 7, 8, 9, 15, 16, 17, 33)]  # around the widening's blocks
     assert list(ListConverter().convert(latin1, client)) == latin1
     assert list(ListConverter().convert([], client)) == []
     inner = fx.range(2)

@@ -130,6 +130,15 @@ def test_strings_of_every_kind_round_trip_at_threshold_lengths(gateway, fx, kind
             _round_trip(fx, sb, kind, text)
 
 
+def test_short_strings_keep_every_character_in_place(fx):
+    """Every length to 40 (Latin-1 is widened in overlapping blocks of 4, 8 and 16
+    units), each character distinct, so a block written one place off shows."""
+    for n in range(41):
+        for base in (0x41, 0xC0):  # ASCII, and Latin-1 letters
+            text = "".join(chr(base + i) for i in range(n))
+            assert fx.Strings.echo(text) == text, (hex(base), n)
+
+
 def _round_trip(fx, sb, kind, text):
     """`text` through a plain call (echo) and a GIL-keeping one (append), both exact."""
     where = (kind, len(text))
