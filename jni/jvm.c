@@ -308,12 +308,9 @@ static p4j_status java_shutdown(p4j_error *err)
  * deleting its files). A failure only skips the wait. */
 static void await_java_threads(void)
 {
-    p4j_error err = {0};
-    JNIEnv *env = p4j_jvm_env(&err);
-    if (!env) {
-        p4j_error_clear(NULL, &err);
+    JNIEnv *env = p4j_jvm_env_or_null();
+    if (!env)
         return;
-    }
     call_static_quietly(env, "org/py4jni/PythonExit", "awaitThreads");
 }
 
@@ -709,6 +706,17 @@ JNIEnv *p4j_jvm_env(p4j_error *err)
 {
     JNIEnv *env = tls_env;
     return __builtin_expect(env != NULL, 1) ? env : attach_current(err);
+}
+
+JNIEnv *p4j_jvm_env_or_null(void)
+{
+    JNIEnv *env = tls_env;
+    if (__builtin_expect(env != NULL, 1))
+        return env;
+    p4j_error ignored = {0};
+    env = attach_current(&ignored);
+    p4j_error_clear(NULL, &ignored);
+    return env;
 }
 
 void p4j_jvm_forget_env(void) { tls_env = NULL; }

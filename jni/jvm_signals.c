@@ -217,9 +217,7 @@ static void *helper_main(void *unused)
                 die_by(n.shutdown);
             continue; /* an exit is under way: it decides how the process ends */
         }
-        p4j_error err = {0};
-        JNIEnv *env = p4j_jvm_env(&err);
-        p4j_error_clear(NULL, &err);
+        JNIEnv *env = p4j_jvm_env_or_null();
         if (env && __atomic_load_n(&main_thread, __ATOMIC_ACQUIRE))
             interrupt_main(env, n.window);
     }
@@ -303,9 +301,7 @@ static bool main_thread_known(void)
 {
     if (__builtin_expect(main_thread != NULL, 1))
         return true;
-    p4j_error err = {0};
-    JNIEnv *env = p4j_jvm_env(&err);
-    p4j_error_clear(NULL, &err);
+    JNIEnv *env = p4j_jvm_env_or_null();
     if (!env)
         return false;
     jobject t = (*env)->CallStaticObjectMethod(env, thread_cls, thread_current);

@@ -450,9 +450,7 @@ void *p4j_cb_proxy_target(const p4j_ref *ref)
     const p4jj_class *pc = ref->cls;
     if (class_state_get(pc) == CLASS_PLAIN)
         return NULL;
-    p4j_error err = {0};
-    JNIEnv *env = p4j_jvm_env(&err);
-    p4j_error_clear(NULL, &err);
+    JNIEnv *env = p4j_jvm_env_or_null();
     return env ? target_of(env, (jobject)ref->handle, pc) : NULL;
 }
 
@@ -1022,9 +1020,7 @@ void p4j_cb_weak_delete(void *weak)
 {
     if (!weak)
         return;
-    p4j_error err = {0};
-    JNIEnv *env = p4j_jvm_env(&err);
-    p4j_error_clear(NULL, &err);
+    JNIEnv *env = p4j_jvm_env_or_null();
     if (env)
         (*env)->DeleteWeakGlobalRef(env, (jweak)weak);
 }

@@ -679,12 +679,7 @@ static void inproc_release(p4j_client *c, p4j_ref *ref)
     (void)c; /* refs stay valid while the JVM lives: release them even after shutdown */
     if (!ref->handle)
         return;
-    JNIEnv *env = p4j_jvm_env_attached(); /* a thread that calls Java: no error to clear */
-    if (__builtin_expect(env == NULL, 0)) {
-        p4j_error ignored = {0};
-        env = p4j_jvm_env(&ignored);
-        p4j_error_clear(NULL, &ignored);
-    }
+    JNIEnv *env = p4j_jvm_env_or_null();
     if (env)
         p4j_jvm_global_delete(env, (jobject)ref->handle);
     ref->handle = NULL;

@@ -322,9 +322,7 @@ p4j_status p4j_object_of_class(JNIEnv *env, jobject obj, p4jj_class *pc, p4j_val
 bool p4j_jvm_floats_as_printed(const float *src, double *dst, size_t n)
 {
     static jmethodID print;
-    p4j_error err = {0};
-    JNIEnv *env = p4j_jvm_env(&err);
-    p4j_error_clear(NULL, &err);
+    JNIEnv *env = p4j_jvm_env_or_null();
     if (!env || n > INT32_MAX || (*env)->ExceptionCheck(env))
         return false; /* never over a pending exception */
     jmethodID m = __atomic_load_n(&print, __ATOMIC_ACQUIRE);

@@ -60,6 +60,10 @@ bool p4j_jvm_started(void);
  * is a fork() child of the one that started the JVM. */
 JNIEnv *p4j_jvm_env(p4j_error *err);
 
+/* p4j_jvm_env for a caller with nothing to report: the JNIEnv, or NULL (the reason
+ * dropped). */
+JNIEnv *p4j_jvm_env_or_null(void);
+
 /* The calling thread's JNIEnv when it is attached already, else NULL (never attaches). */
 JNIEnv *p4j_jvm_env_attached(void);
 

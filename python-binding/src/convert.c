@@ -267,8 +267,9 @@ static int number_value(PyObject *o, p4j_value *v)
     return 1;
 }
 
-int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *pack,
-                      Py_ssize_t index)
+/* p4j_value_from_py's start, in line in the argument loop: resets `v` and converts an
+ * exact int or str (0, or -1 with an exception); 1 for any other object. */
+static inline __attribute__((always_inline)) int value_exact(PyObject *o, p4j_value *v)
 {
     v->owned = NULL;
     v->ref.handle = v->ref.cls = NULL;
@@ -277,6 +278,13 @@ int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *
         return int_value(o, v);
     if (PyUnicode_CheckExact(o))
         return str_value(o, v);
+    return 1;
+}
+
+/* p4j_value_from_py for an object value_exact did not convert. */
+static int value_other(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *pack,
+                       Py_ssize_t index)
+{
     if (P4J_IS_JAVAOBJECT(o)) {
         JavaObject *jo = (JavaObject *)o;
         if (!P4JPY_LOAD(jo->ref.handle)) { /* detach() may clear it on another thread */
@@ -438,6 +446,13 @@ int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *
     return -1;
 }
 
+int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *pack,
+                      Py_ssize_t index)
+{
+    int rc = value_exact(o, v);
+    return rc <= 0 ? rc : value_other(cl, o, v, pack, index);
+}
+
 int p4j_args_from_py(ClientObject *cl, PyObject *const *args, Py_ssize_t n, p4j_argpack *pack)
 {
     pack->n = 0;
@@ -454,14 +469,9 @@ int p4j_args_from_py(ClientObject *cl, PyObject *const *args, Py_ssize_t n, p4j_
         if (i < P4J_ARGS_STACK)
             pack->owners[i] = NULL;
         p4j_value *v = &pack->vals[i];
-        int rc;
-        if (PyUnicode_CheckExact(args[i]) || PyLong_CheckExact(args[i])) {
-            v->owned = NULL; /* p4j_value_from_py's first cases, in line */
-            v->ref.handle = v->ref.cls = NULL;
-            rc = PyLong_CheckExact(args[i]) ? int_value(args[i], v) : str_value(args[i], v);
-        } else {
-            rc = p4j_value_from_py(cl, args[i], v, pack, i);
-        }
+        int rc = value_exact(args[i], v);
+        if (rc > 0)
+            rc = value_other(cl, args[i], v, pack, i);
         if (rc < 0) {
             pack->n = i;
             p4j_args_release(pack);
