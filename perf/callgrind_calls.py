@@ -37,6 +37,12 @@ Object: ``AtomicReference.get()``), CB-bytes-1k (Java calls a Python proxy with 
 (``ArrayList.size()``, a plain call to set CS beside) and pad (one turn of an empty
 Python loop, per turn: perf/instruction_gate.py's unit for an injected slowdown and a
 measure of the interpreter itself).
+
+``--sim`` adds valgrind's cache and branch simulation (``--cache-sim=yes
+--branch-sim=yes``, the caches of the host's CPUID) and prints per call the simulated
+L1 instruction-cache misses and mispredicted branches (conditional + indirect), with
+the floor's beside them under ``--floor``: what an instruction count leaves out when a
+row's time ratio exceeds its instruction ratio. It runs ~2x slower.
 """
 from __future__ import annotations
 
@@ -234,6 +240,27 @@ def _parse(path: str) -> tuple[int, dict[str, int], dict[tuple[str, str], int]]:
     return total, dict(by_obj), dict(by_fn)
 
 
+#: valgrind's options and the events reported with --sim.
+SIM_OPTIONS = ["--cache-sim=yes", "--branch-sim=yes"]
+
+
+def _sim_totals(path: str) -> dict[str, float]:
+    """A dump's simulated I1 misses ("I1mr") and mispredicted branches ("mispredicts":
+    Bcm + Bim) from its events and totals lines; {} without simulation."""
+    events: list[str] = []
+    totals: list[int] = []
+    with open(path) as fh:
+        for line in fh:
+            if line.startswith("events:"):
+                events = line.split()[1:]
+            elif line.startswith(("summary:", "totals:")):
+                totals = [int(x) for x in line.split()[1:]]
+    d = dict(zip(events, totals))
+    if "I1mr" not in d:
+        return {}
+    return {"I1mr": float(d["I1mr"]), "mispredicts": float(d.get("Bcm", 0) + d.get("Bim", 0))}
+
+
 def _group(obj: str) -> str:
     base = os.path.basename(obj)
     if "_py4jni" in base:
@@ -251,10 +278,11 @@ def _group(obj: str) -> str:
 
 def measure(names: list[str], n: int = 2000, socket: bool = False,
             pythonpath: str | None = None, pads: dict[str, list[float]] | None = None,
-            breakdown: int = 0) -> dict[str, dict[str, Any]]:
+            breakdown: int = 0, sim: bool = False) -> dict[str, dict[str, Any]]:
     """Runs the scenarios under callgrind; returns per scenario: "ir" (lowest segment's
     instructions per operation), "segments" (all three) and, with breakdown, "objects"
-    and "functions" of the lowest segment (per operation). `pads` (a test of
+    and "functions" of the lowest segment (per operation), with sim its "sim" (_sim_totals
+    per operation). `pads` (a test of
     perf/instruction_gate.py): scenario -> [instructions per operation to add in empty
     loop turns, the instructions of one turn]. Raises RuntimeError with the child's
     output when the run fails."""
@@ -272,7 +300,7 @@ def measure(names: list[str], n: int = 2000, socket: bool = False,
     fixtures = os.environ.get("P4J_FIXTURES_JAR")
     with tempfile.TemporaryDirectory(prefix="p4j-callgrind-") as out:
         plan = os.path.join(out, "plan.json")
-        cmd = ["valgrind", "--tool=callgrind", "--separate-threads=yes",
+        cmd = ["valgrind", "--tool=callgrind", "--separate-threads=yes", *(SIM_OPTIONS * sim),
                "--dump-before=getppid", f"--callgrind-out-file={out}/cg.%p", sys.executable,
                os.path.abspath(__file__), "--child", "--n", str(n),
                "--scenarios", ",".join(names), "--port", str(port), "--plan", plan,
@@ -301,10 +329,13 @@ def measure(names: list[str], n: int = 2000, socket: bool = False,
             r = results.setdefault(row["scenario"], {"segments": [], "_parts": []})
             per = total / row["ops"]
             r["segments"].append(per)
-            r["_parts"].append((per, row["ops"], by_obj, by_fn))
+            simd = _sim_totals(files[row["dump"]]) if sim else {}
+            r["_parts"].append((per, row["ops"], by_obj, by_fn, simd))
     for name, r in results.items():
-        per, ops, by_obj, by_fn = min(r.pop("_parts"), key=lambda p: p[0])
+        per, ops, by_obj, by_fn, simd = min(r.pop("_parts"), key=lambda p: p[0])
         r["ir"] = per
+        if simd:
+            r["sim"] = {k: v / ops for k, v in simd.items()}
         if breakdown:
             groups: dict[str, float] = defaultdict(float)
             for obj, cost in by_obj.items():
@@ -315,10 +346,12 @@ def measure(names: list[str], n: int = 2000, socket: bool = False,
     return results
 
 
-def measure_floor(names: list[str], n: int = 2000) -> dict[str, dict[str, Any]]:
+def measure_floor(names: list[str], n: int = 2000,
+                  sim: bool = False) -> dict[str, dict[str, Any]]:
     """The C/JNI floor's instructions per call (perf/floor.c's `p4j_floor --serve` under
     callgrind, the same JVM options): per scenario "ir" (lowest of three runs of n calls
-    after a run of 4 n) and "segments". Scenarios the floor lacks are left out."""
+    after a run of 4 n) and "segments", with sim "sim" of the lowest. Scenarios the floor
+    lacks are left out."""
     import bench
     import scenarios
     class _Say:
@@ -332,7 +365,7 @@ def measure_floor(names: list[str], n: int = 2000) -> dict[str, dict[str, Any]]:
     with tempfile.TemporaryDirectory(prefix="p4j-callgrind-floor-") as out:
         script = "".join(f"run {'M1' if s == 'M1-bound' else s} {k}\n"
                          for s in ids for k in (4 * n, n, n, n)) + "quit\n"
-        cmd = ["valgrind", "--tool=callgrind", "--separate-threads=yes",
+        cmd = ["valgrind", "--tool=callgrind", "--separate-threads=yes", *(SIM_OPTIONS * sim),
                "--dump-before=getppid", f"--callgrind-out-file={out}/cg.%p", path, "--serve"]
         for opt in JVM_OPTIONS:
             cmd += ["--jvm-opt", opt]
@@ -346,8 +379,12 @@ def measure_floor(names: list[str], n: int = 2000) -> dict[str, dict[str, Any]]:
                  for p in glob.glob(f"{out}/cg.*.*-01")}
         results: dict[str, dict[str, Any]] = {}
         for i, sid in enumerate(ids):  # two markers per run: its dump is the second
-            per = [_parse(files[2 * (4 * i + k) + 2])[0] / n for k in (1, 2, 3)]
+            dumps = [files[2 * (4 * i + k) + 2] for k in (1, 2, 3)]
+            per = [_parse(d)[0] / n for d in dumps]
             results[sid] = {"ir": min(per), "segments": per}
+            if sim:
+                lowest = _sim_totals(dumps[per.index(min(per))])
+                results[sid]["sim"] = {k: v / n for k, v in lowest.items()}
     return results
 
 
@@ -361,6 +398,8 @@ def main() -> int:
     ap.add_argument("--breakdown", type=int, default=0, metavar="K",
                     help="also show instructions by object and the K costliest functions")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    ap.add_argument("--sim", action="store_true",
+                    help="also simulate caches and branches: I1 misses, mispredicts per call")
     ap.add_argument("--floor", action="store_true",
                     help="also count the C/JNI floor (perf/floor.c) and show the ratio")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -388,8 +427,8 @@ def main() -> int:
         return 2
     try:
         results = measure(names, args.n, args.socket, args.pythonpath,
-                          breakdown=args.breakdown)
-        floor = measure_floor(names, args.n) if args.floor else {}
+                          breakdown=args.breakdown, sim=args.sim)
+        floor = measure_floor(names, args.n, args.sim) if args.floor else {}
     except RuntimeError as e:
         print(e, file=sys.stderr)
         return 1
@@ -402,6 +441,11 @@ def main() -> int:
         print(f"{name:9s} {r['ir']:12,.0f} Ir/{unit}   segments "
               + " ".join(f"{v:,.0f}" for v in r["segments"])
               + (f"   floor {fl['ir']:,.0f} ({r['ir'] / fl['ir']:.2f}x)" if fl else ""))
+        if "sim" in r:
+            fs = (fl or {}).get("sim")
+            print("          simulated per " + unit + ": " + ", ".join(
+                f"{label} {r['sim'][key]:,.1f}" + (f" (floor {fs[key]:,.1f})" if fs else "")
+                for key, label in (("I1mr", "I1 misses"), ("mispredicts", "mispredicts"))))
         if args.breakdown:
             print("          by object: " + ", ".join(
                 f"{k} {v:,.0f}" for k, v in r["objects"].items() if v >= 0.5))
