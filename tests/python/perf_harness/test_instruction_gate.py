@@ -58,25 +58,3 @@ def test_a_five_percent_slowdown_of_m1_fails_the_gate(tmp_path: Path) -> None:
     assert "M2a" not in "".join(failed)
     assert re.search(r"M1-bound \(inproc\) fell to .* record the gain", out), out
 
-
-def _callgrind_calls():
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("callgrind_calls",
-                                                  ROOT / "perf" / "callgrind_calls.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def test_sim_totals_reads_simulated_misses_and_mispredicts(tmp_path: Path) -> None:
-    # callgrind_calls.py --sim: I1 misses and mispredicts (Bcm + Bim) from a dump's
-    # events and totals lines; a dump made without simulation gives nothing
-    cc = _callgrind_calls()
-    sim = tmp_path / "cg.sim"
-    sim.write_text("version: 1\nevents: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw Bc Bcm Bi Bim\n"
-                   "fn=(1) f\n3 100 1 1 4 0 0 0 0 0 9 2 5 3\n"
-                   "totals: 100 1 1 4 0 0 0 0 0 9 2 5 3\n")
-    assert cc._sim_totals(str(sim)) == {"I1mr": 4.0, "mispredicts": 5.0}
-    plain = tmp_path / "cg.plain"
-    plain.write_text("version: 1\nevents: Ir\nfn=(1) f\n3 100\ntotals: 100\n")
-    assert cc._sim_totals(str(plain)) == {}
