@@ -11,7 +11,6 @@ from .java_gateway import (CallbackServerParameters, GatewayParameters, as_memor
                            JavaGateway, JavaPackage, JVMView,
                            get_field, get_java_class, get_method, helper_jar_path,
                            is_instance_of, java_import, remove_imports, set_field)
-from .launcher import find_jar_path, launch_gateway
 from .protocol import (Py4JAuthenticationError, Py4JError, Py4JJavaError,
                        Py4JNetworkError)
 
@@ -20,6 +19,7 @@ __version__ = "0.1.0"
 TYPE_CHECKING = False  # typing's constant without importing typing
 if TYPE_CHECKING:  # type checkers see the names __getattr__ below makes on first use
     from . import java_collections
+    from .launcher import find_jar_path, launch_gateway
     from .java_collections import (JavaArray, JavaIterator, JavaList, JavaMap, JavaSet,
                                    ListConverter, MapConverter, SetConverter,
                                    to_java_array)
@@ -37,7 +37,9 @@ _COLLECTION_NAMES = frozenset(("JavaList", "JavaSet", "JavaMap", "JavaArray", "J
 
 def __getattr__(name: str) -> object:
     """The collection names, from py4jni.java_collections (imported on first use: its
-    classes cost ~3 ms at ``import py4jni``)."""
+    classes cost ~3 ms at ``import py4jni``), and py4jni.launcher's two (~0.2 ms)."""
+    if name in ("launch_gateway", "find_jar_path"):
+        return getattr(_java_gateway, name)
     if name in _COLLECTION_NAMES or name == "java_collections":
         import sys  # `from . import java_collections` would recurse into here
         __import__(__name__ + ".java_collections")

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import logging
     import socket
     from typing import Any, Iterable, Sequence
+    from .launcher import find_jar_path, launch_gateway  # noqa: F401 - _LAZY at run time
 
     logger: logging.Logger  # made on first use by __getattr__ (see _logging)
 
@@ -49,7 +50,6 @@ from ._base import _close_socket, _log
 from ._py4jni import JavaClass, JavaMember, JavaObject
 from .compat import basestring, hasattr2, range  # noqa: F401
 from .finalizer import ThreadSafeFinalizer  # noqa: F401 - py4j exports it
-from .launcher import find_jar_path, launch_gateway  # noqa: F401 - py4j exports them
 from .protocol import (Py4JAuthenticationError, Py4JError, Py4JJavaError,  # noqa: F401
                        Py4JNetworkError, compute_exception_message, escape_new_line,
                        get_command_part, get_error_message, get_return_value, is_error,
@@ -57,7 +57,6 @@ from .protocol import (Py4JAuthenticationError, Py4JError, Py4JJavaError,  # noq
                        unescape_new_line)
 from .signals import Signal  # noqa: F401 - py4j's module has it
 from .inproc_mode import transport as _inproc_transport  # noqa: F401 - its TRANSPORTS entry
-from .socket_mode.transport import PINNED, connect_socket
 
 
 
@@ -71,7 +70,15 @@ _LAZY = {"Popen": ("subprocess", "Popen"), "PIPE": ("subprocess", "PIPE"),
          "OutputConsumer": ("._consumers", "OutputConsumer"),
          "ProcessConsumer": ("._consumers", "ProcessConsumer"),
          "CallbackServer": (".socket_mode.callbacks", "CallbackServer"),
-         "CallbackConnection": (".socket_mode.callbacks", "CallbackConnection")}
+         "CallbackConnection": (".socket_mode.callbacks", "CallbackConnection"),
+         "launch_gateway": (".launcher", "launch_gateway"),
+         "find_jar_path": (".launcher", "find_jar_path")}
+
+
+def _pinned() -> Any:
+    """The pinned-thread socket transport (its module imported on first use)."""
+    from .socket_mode.transport import PINNED  # deferred: socket mode only
+    return PINNED
 
 
 def _subprocess() -> Any:
@@ -412,7 +419,7 @@ class JavaGateway(_py4jni.Namespace):
         transport, classpath, entry_point, served = _choose_transport(
             mode, gateway_parameters, gateway_client, classpath, entry_point)
         if self._pinned_threads and transport.mode == "socket":
-            transport = PINNED
+            transport = _pinned()
         self.gateway_parameters = gateway_parameters or GatewayParameters(
             auto_field=auto_field, auto_convert=auto_convert, eager_load=eager_load)
         # py4j's default: not started at construction, and Java's callback connections
@@ -591,6 +598,7 @@ class JavaGateway(_py4jni.Namespace):
         JVM instead), then a gateway to its port whose ``java_process`` is the server's
         process; ``shutdown()`` stops that server. py4jni's ``gateway_kwargs`` go to the
         gateway (a ClientServer's launch_gateway makes a JavaGateway, as py4j's)."""
+        from .launcher import launch_gateway  # deferred: for programs that launch a server
         out = launch_gateway(port, jarpath, classpath, javaopts, die_on_exit, redirect_stdout,
                              redirect_stderr, daemonize_redirect, java_path,
                              create_new_process_group, enable_auth, cwd, True, use_shell)
@@ -695,7 +703,7 @@ class JavaGateway(_py4jni.Namespace):
                             f"or a gateway's _gateway_client), not {type(gateway_client)}")
         transport = _transports.of(gateway_client)
         if self._pinned_threads and transport.mode == "socket":
-            transport = PINNED
+            transport = _pinned()
         self._transport, self._mode = transport, transport.mode
         gateway_client.converters = proto.INPUT_CONVERTER if self._auto_convert else None
         gateway_client.gateway_property = self.gateway_property
@@ -778,7 +786,7 @@ def _choose_transport(mode: str | None, gateway_parameters: Any, gateway_client:
     if switch is not None and mode == "inproc" and served is None:
         classpath = classpath or switch.classpath
         entry_point = entry_point or switch.entry_point
-    return _transports.TRANSPORTS[mode], classpath, entry_point, served
+    return _transports.for_mode(mode), classpath, entry_point, served
 
 
 def _default_interrupt(client: Any, interrupt_java: bool | None) -> None:
@@ -846,6 +854,7 @@ class GatewayClient(metaclass=_ClientType):
         params = gateway_parameters or GatewayParameters(
             address=address, port=port, auto_close=auto_close, ssl_context=ssl_context,
             read_timeout=read_timeout, auth_token=auth_token)
+        from .socket_mode.transport import connect_socket  # deferred: socket mode only
         client = connect_socket(params)
         client.gateway_parameters, client.address, client.port = params, params.address, params.port
         client.auto_close, client.ssl_context, client.is_connected = (params.auto_close,

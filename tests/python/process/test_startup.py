@@ -11,7 +11,8 @@ import pytest
 # first call needs (each is imported where it is used).
 HEAVY = ["typing", "threading", "re", "collections", "decimal", "logging", "subprocess",
          "socket", "queue", "glob", "weakref", "enum", "functools", "pydoc", "types",
-         "py4jni.java_collections", "py4jni.inproc_mode.callbacks", "py4jni.socket_mode.callbacks"]
+         "py4jni.java_collections", "py4jni.inproc_mode.callbacks", "py4jni.socket_mode.callbacks",
+         "py4jni.socket_mode.transport", "py4jni.launcher"]
 
 
 def _python(code: str, timeout: float = 120,
@@ -56,6 +57,22 @@ def test_first_gateway_and_call_leave_heavy_modules_unloaded(tmp_path, monkeypat
               "resource"}
     assert "py4jni.java_collections" in loaded
     assert not loaded & heavy, sorted(loaded & heavy)
+
+
+def test_names_loaded_on_first_use_are_the_modules_own() -> None:
+    """launch_gateway and find_jar_path (py4jni, py4jni.java_gateway) and the socket
+    transport load on first use and are then what their modules define."""
+    out = _python("import py4jni, py4jni.java_gateway as g\n"
+                  "from py4jni import launch_gateway, find_jar_path\n"
+                  "import py4jni.launcher as l\n"
+                  "assert launch_gateway is l.launch_gateway is g.launch_gateway\n"
+                  "assert find_jar_path is l.find_jar_path is g.find_jar_path\n"
+                  "from py4jni import _transports\n"
+                  "t = _transports.for_mode('socket')\n"
+                  "import py4jni.socket_mode.transport as s\n"
+                  "print(type(t).__name__, t is _transports.TRANSPORTS['socket'],\n"
+                  "      s.PINNED.mode, g.__getattr__('launch_gateway') is l.launch_gateway)\n")
+    assert out.stdout.split() == ["SocketTransport", "True", "socket", "True"], out.stdout
 
 
 @pytest.mark.parametrize("soft_kib, xss", [(4096, "-Xss4096k"), (None, "-Xss16384k"),
