@@ -75,6 +75,27 @@ def test_names_loaded_on_first_use_are_the_modules_own() -> None:
     assert out.stdout.split() == ["SocketTransport", "True", "socket", "True"], out.stdout
 
 
+def test_the_packages_helper_jar_is_stored_and_has_no_manifest() -> None:
+    """The jar every start opens (the first class-path lookup reads it in interpreted JDK
+    code): no entry deflated and no manifest, each of which costs that lookup time
+    (docs/performance.md, Start-up), and the classes of the jar the build compiled."""
+    import os
+    import zipfile
+
+    import py4jni
+    with zipfile.ZipFile(py4jni.helper_jar_path()) as z:
+        infos = z.infolist()
+    names = {i.filename for i in infos}
+    assert "org/py4jni/Bridge.class" in names
+    assert not any(n.startswith("META-INF/") for n in names), sorted(names)
+    assert {i.compress_type for i in infos} == {zipfile.ZIP_STORED}
+    built = os.path.join(os.environ.get("P4J_BUILD", ""), "py4jni-helper.jar")
+    if os.path.exists(built):  # the in-tree build's compiled jar, deflated
+        with zipfile.ZipFile(built) as z:
+            classes = {n for n in z.namelist() if n.endswith(".class")}
+        assert classes == {n for n in names if n.endswith(".class")}
+
+
 @pytest.mark.parametrize("soft_kib, xss", [(4096, "-Xss4096k"), (None, "-Xss16384k"),
                                            (65536, "-Xss16384k"), (512, "")])
 def test_the_stack_limit_becomes_the_jvms_xss(soft_kib: int | None, xss: str) -> None:
