@@ -431,18 +431,21 @@ class JavaGateway(_py4jni.Namespace):
         self._auto_convert = auto_convert or self.gateway_parameters.auto_convert
         self._transport = transport
         self._mode = transport.mode
-        # deferred to the first gateway (~2 ms of `import py4jni`): registers the
-        # collection wrappers and the collections layer's hooks
-        from . import java_collections  # noqa: F401
         if served is _UNSERVED:  # made on first use: _settle
             self.__dict__["_unserved"] = (_thread.allocate_lock(), interrupt_java)
         elif served is not None:  # a program taken over in-process serves the port
+            from . import java_collections  # noqa: F401 - deferred: as below, first
             gateway_client, entry_point = served.open(self.gateway_parameters)
             self.__dict__["_served_by"] = served
             _default_interrupt(gateway_client, interrupt_java)
         self._gateway_client = gateway_client if gateway_client is not None else \
             transport.connect(self, classpath, jvm_options, libjvm, check_jni, keep_signals,
                               cds)
+        # deferred to the first gateway (~2 ms of `import py4jni`): registers the
+        # collection wrappers and the collections layer's hooks, before the client's first
+        # object comes back; after the JVM's start, while the warm-up thread opens the
+        # class path, which the first call waits for anyway
+        from . import java_collections  # noqa: F401
         if gateway_client is None and transport.mode == "inproc":
             _default_interrupt(self._gateway_client, interrupt_java)
         self._install_converter()
