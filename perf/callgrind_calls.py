@@ -42,7 +42,8 @@ measure of the interpreter itself).
 --branch-sim=yes``, the caches of the host's CPUID) and prints per call the simulated
 L1 instruction-cache misses and mispredicted branches (conditional + indirect), with
 the floor's beside them under ``--floor``: what an instruction count leaves out when a
-row's time ratio exceeds its instruction ratio. It runs ~2x slower.
+row's time ratio exceeds its instruction ratio; with ``--breakdown`` also the misses by
+object (whose code missed: the interpreter's, the JVM's or py4jni's). It runs ~2x slower.
 """
 from __future__ import annotations
 
@@ -198,9 +199,12 @@ def child(n: int, names_wanted: list[str], port: int, pads: dict[str, list[float
         json.dump({"rows": rows, "dumps": dumps}, fh)
 
 
-def _parse(path: str) -> tuple[int, dict[str, int], dict[tuple[str, str], int]]:
-    """Total Ir of one callgrind dump, and its exclusive Ir by object and by function."""
+def _parse(path: str, event: str = "Ir") -> tuple[int, dict[str, int],
+                                                 dict[tuple[str, str], int]]:
+    """Total Ir of one callgrind dump, and its exclusive cost of `event` (Ir; with --sim
+    e.g. I1mr) by object and by function."""
     total = 0
+    column = 1  # a cost line: position, then one number per event (trailing zeros left out)
     by_obj: dict[str, int] = defaultdict(int)
     by_fn: dict[tuple[str, str], int] = defaultdict(int)
     names: dict[str, dict[str, str]] = {"ob": {}, "fn": {}}
@@ -223,10 +227,12 @@ def _parse(path: str) -> tuple[int, dict[str, int], dict[tuple[str, str], int]]:
                     skip = False
                     continue
                 parts = line.split()
-                if len(parts) > 1:
-                    cost = int(parts[1])
+                if len(parts) > column:
+                    cost = int(parts[column])
                     by_obj[ob] += cost
                     by_fn[(ob, fn)] += cost
+            elif line.startswith("events:"):
+                column = line.split()[1:].index(event) + 1
             elif line.startswith("summary:"):
                 total = int(line.split()[1])
             elif line.startswith("ob="):
@@ -330,12 +336,18 @@ def measure(names: list[str], n: int = 2000, socket: bool = False,
             per = total / row["ops"]
             r["segments"].append(per)
             simd = _sim_totals(files[row["dump"]]) if sim else {}
-            r["_parts"].append((per, row["ops"], by_obj, by_fn, simd))
+            miss_obj = _parse(files[row["dump"]], "I1mr")[1] if simd and breakdown else {}
+            r["_parts"].append((per, row["ops"], by_obj, by_fn, simd, miss_obj))
     for name, r in results.items():
-        per, ops, by_obj, by_fn, simd = min(r.pop("_parts"), key=lambda p: p[0])
+        per, ops, by_obj, by_fn, simd, miss_obj = min(r.pop("_parts"), key=lambda p: p[0])
         r["ir"] = per
         if simd:
             r["sim"] = {k: v / ops for k, v in simd.items()}
+        if miss_obj:
+            misses: dict[str, float] = defaultdict(float)
+            for obj, cost in miss_obj.items():
+                misses[_group(obj)] += cost / ops
+            r["sim_objects"] = dict(sorted(misses.items(), key=lambda kv: -kv[1]))
         if breakdown:
             groups: dict[str, float] = defaultdict(float)
             for obj, cost in by_obj.items():
@@ -446,6 +458,9 @@ def main() -> int:
             print("          simulated per " + unit + ": " + ", ".join(
                 f"{label} {r['sim'][key]:,.1f}" + (f" (floor {fs[key]:,.1f})" if fs else "")
                 for key, label in (("I1mr", "I1 misses"), ("mispredicts", "mispredicts"))))
+        if "sim_objects" in r:
+            print("          I1 misses by object: " + (", ".join(
+                f"{k} {v:,.1f}" for k, v in r["sim_objects"].items() if v >= 0.05) or "none"))
         if args.breakdown:
             print("          by object: " + ", ".join(
                 f"{k} {v:,.0f}" for k, v in r["objects"].items() if v >= 0.5))

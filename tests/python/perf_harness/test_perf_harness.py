@@ -236,3 +236,23 @@ def test_sim_totals_reads_simulated_misses_and_mispredicts(tmp_path: Path) -> No
     plain = tmp_path / "cg.plain"
     plain.write_text("version: 1\nevents: Ir\nfn=(1) f\n3 100\ntotals: 100\n")
     assert cc._sim_totals(str(plain)) == {}
+
+
+def test_parse_takes_one_events_column_by_object(tmp_path: Path) -> None:
+    # callgrind_calls.py --sim --breakdown: a dump's exclusive cost of one event by object
+    # and function (I1mr here); a call's inclusive cost line is not counted again, and a
+    # cost line that leaves out trailing zeros counts zero for the later events
+    cc = _callgrind_calls()
+    dump = tmp_path / "cg.sim"
+    dump.write_text("version: 1\nevents: Ir Dr I1mr\n"
+                    "ob=(1) /usr/bin/python3.11\nfn=(1) eval\n3 100 1 4\n"
+                    "cob=(2) /x/_py4jni.cpython-311-x86_64-linux-gnu.so\ncfn=(2) call\n"
+                    "calls=1 9\n4 50 0 7\n"
+                    "ob=(2)\nfn=(2)\n9 50 0 7\n+1 8\n"
+                    "summary: 158 1 11\n")
+    total, by_obj, by_fn = cc._parse(str(dump), "I1mr")
+    assert total == 158
+    assert by_obj == {"/usr/bin/python3.11": 4, "/x/_py4jni.cpython-311-x86_64-linux-gnu.so": 7}
+    assert by_fn[("/usr/bin/python3.11", "eval")] == 4
+    assert cc._parse(str(dump))[1] == {"/usr/bin/python3.11": 100,
+                                       "/x/_py4jni.cpython-311-x86_64-linux-gnu.so": 58}
