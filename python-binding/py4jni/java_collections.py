@@ -957,17 +957,17 @@ _JAVA_COLLECTIONS = {"l": "java.util.ArrayList", "h": "java.util.HashSet",
 _BUILTIN_CONTAINERS = frozenset({list, tuple, dict, set, frozenset})
 
 
-def _items(obj: Any, kind: str) -> list[Any]:
+def _items(obj: Any, kind: str) -> list[Any] | tuple[Any, ...]:
     """The elements of ``obj`` as the collection of ``kind`` takes them (a map's keys and
-    values in turn)."""
+    values in turn); a tuple, which the C side reads without copying it."""
     if kind != "a":
-        return list(obj)
+        return tuple(obj)
     if isinstance(obj, dict):
         return [x for pair in obj.items() for x in pair]
     return [x for key in obj.keys() for x in (key, obj[key])]
 
 
-def _make(client: Any, kind: str, values: list[Any]) -> Any:
+def _make(client: Any, kind: str, values: Sequence[Any]) -> Any:
     """A new Java collection of ``kind`` holding ``values`` (one transport call
     in-process; socket mode: one call per element, as py4j's converters make them)."""
     made = _py4jni.new_collection(client, "A" if kind == "a" else kind, values)

@@ -245,7 +245,8 @@ int p4j_pack_data(const p4j_elem_row *row, PyObject *data, p4j_packed *out)
         }
         return 0;
     }
-    PyObject *seq = PySequence_Fast(data, "");
+    /* the items as they are now: an item's __index__ or __float__ may change a list */
+    PyObject *seq = p4j_stable_sequence(data, "");
     if (!seq) {
         PyErr_Clear();
         PyErr_Format(PyExc_TypeError,

@@ -307,8 +307,9 @@ static PyObject *mod_new_collection(PyObject *mod, PyObject *args)
         Py_RETURN_NOTIMPLEMENTED;
     if (p4j_check_open(cl) < 0)
         return NULL;
+    /* the items as they are now: an item's conversion may run Python code */
     PyObject *seq = kind == 'a' ? flatten_mapping(data)
-                                : PySequence_Fast(data, "new_collection() needs an iterable");
+                                : p4j_stable_sequence(data, "new_collection() needs an iterable");
     if (kind == 'A') /* a map from keys and values already laid out in turn */
         kind = 'a';
     if (!seq)

@@ -219,6 +219,12 @@ typedef struct p4j_argpack {
     int taken;             /* something to release: owners, temps, buffers, heap vals */
 } p4j_argpack;
 
+/* PySequence_Fast(data, message) whose items stay as they are while they convert: a
+ * tuple copy of a list unless every item is an exact int, float, str or bytes, a bool,
+ * None or a Java object (their conversion runs no Python code that could change the
+ * list); always a copy in a free-threaded build, where another thread may. */
+PyObject *p4j_stable_sequence(PyObject *data, const char *message);
+
 /* Converts `n` Python arguments into pack->vals. Returns 0, or -1 with an exception. */
 int p4j_args_from_py(ClientObject *cl, PyObject *const *args, Py_ssize_t n, p4j_argpack *pack);
 

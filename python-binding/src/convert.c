@@ -453,6 +453,33 @@ int p4j_value_from_py(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack *
     return rc <= 0 ? rc : value_other(cl, o, v, pack, index);
 }
 
+#ifndef Py_GIL_DISABLED
+/* True when converting `o` runs no Python code: an exact str, float or bytes, a bool,
+ * None or a Java object (out of line: the caller's loop stays one compare per int). */
+static __attribute__((noinline)) bool converts_without_python(PyObject *o)
+{
+    return PyUnicode_CheckExact(o) || PyFloat_CheckExact(o) || PyBool_Check(o) ||
+           o == Py_None || PyBytes_CheckExact(o) || P4J_IS_JAVAOBJECT(o);
+}
+#endif
+
+PyObject *p4j_stable_sequence(PyObject *data, const char *message)
+{
+    if (!PyList_Check(data))
+        return PySequence_Fast(data, message);
+#ifndef Py_GIL_DISABLED
+    Py_ssize_t n = PyList_GET_SIZE(data), i = 0;
+    for (; i < n; i++) { /* an int costs one compare */
+        PyObject *o = PyList_GET_ITEM(data, i);
+        if (!PyLong_CheckExact(o) && !converts_without_python(o))
+            break;
+    }
+    if (i == n)
+        return Py_NewRef(data);
+#endif
+    return PyList_AsTuple(data);
+}
+
 int p4j_args_from_py(ClientObject *cl, PyObject *const *args, Py_ssize_t n, p4j_argpack *pack)
 {
     pack->n = 0;

@@ -706,7 +706,9 @@ static int proxy_for_new(ClientObject *cl, PyObject *o, PyObject *key, p4j_pyhan
     /* py4j's test: a `Java` attribute whose `implements` is a non-empty sequence. */
     PyObject *java = PyObject_GetAttr(o, str_Java);
     PyObject *impl = java ? PyObject_GetAttr(java, str_implements) : NULL;
-    PyObject *seq = impl ? PySequence_Fast(impl, "") : NULL;
+    /* a tuple of its own: the names are read from its str items while Java makes the
+     * proxy, and another thread may change the object's list meanwhile */
+    PyObject *seq = impl ? PySequence_Tuple(impl) : NULL;
     Py_XDECREF(java);
     Py_XDECREF(impl);
     if (!seq || PySequence_Fast_GET_SIZE(seq) == 0) {

@@ -427,6 +427,56 @@ def test_to_java_array_errors(gw):
         to_java_array(gw, [1], gw.jvm.java.lang.String)
 
 
+class _Shrinks:
+    """An int and a float whose conversion empties (or grows) the list it is in."""
+
+    def __init__(self, items: list, grow: bool = False) -> None:
+        self.items, self.grow = items, grow
+
+    def _change(self) -> None:
+        if self.grow:
+            self.items.append(5)
+        else:
+            self.items.clear()
+
+    def __index__(self) -> int:
+        self._change()
+        return 1
+
+    def __float__(self) -> float:
+        self._change()
+        return 1.0
+
+
+@pytest.mark.parametrize("grow", [False, True], ids=["emptied", "grown"])
+@pytest.mark.parametrize("java_type", ["int", "double"])
+def test_a_list_changed_by_its_items_conversion_converts_as_it_was(gw, fx, java_type, grow):
+    # an item's __index__/__float__ that empties or grows the list being converted: the
+    # items as they were when the conversion began, not a read of freed ones (this
+    # crashed the interpreter)
+    items: list = []
+    items[:] = [_Shrinks(items, grow), _Shrinks(items, grow), 3]
+    made = to_java_array(gw, items, java_type)
+    assert list(made) == [1, 1, 3] and len(items) == (5 if grow else 0)
+    ja = gw.new_array(getattr(gw.jvm, java_type), 3)
+    items[:] = [3, _Shrinks(items, grow), 4]
+    ja[0:3] = items
+    assert list(ja) == [3, 1, 4] and len(items) == (4 if grow else 0)
+
+
+@pytest.mark.inproc_only("new_collection is the in-process bulk operation")
+def test_a_collection_is_made_from_the_items_as_they_were(gateway):
+    # new_collection reads a list's items in C: an item whose conversion changes the list
+    # (and drops the other items' last references) must not leave it reading freed ones
+    items: list = []
+    keep = gateway.jvm.java.lang.StringBuilder("kept")
+    items[:] = [_Shrinks(items), keep, 3]
+    del keep
+    made = _py4jni.new_collection(gateway._gateway_client, "l", items)
+    assert items == []
+    assert [made.get(0), str(made.get(1)), made.get(2)] == [1, "kept", 3]
+
+
 def test_buffer_arguments_become_primitive_arrays(fx):
     assert fx.sum(array.array("i", [1, 2, 3])) == 6
     assert fx.sum(array.array("d", [0.5, 0.25])) == 0.75
