@@ -597,3 +597,17 @@ def test_ended_callback_connection_leaves_the_weakset_as_py4j(gateway, theirs):
                 gc.enable()
             outcomes.append(seen)
     assert outcomes[0] == outcomes[1] == [True, 3, 1, [True], 7, 1, 1]
+
+
+def test_more_than_32_arguments_are_refused_in_process(gateway):
+    # docs/deviations.md: in-process a call takes at most 32 arguments (a resolved member's
+    # fixed arrays); socket mode sends them all and py4j's server answers
+    sb = gateway.jvm.java.lang.StringBuilder("x")
+    if gateway._mode == "inproc":
+        with pytest.raises(Py4JError, match="at most 32 arguments per call"):
+            sb.append(*range(33))
+    else:
+        with pytest.raises(Py4JError) as raised:
+            sb.append(*range(33))
+        assert "at most 32" not in str(raised.value)
+    assert sb.append(*range(1)).toString() == "x0"  # the object is still usable
