@@ -248,6 +248,8 @@ int p4j_pack_data(const p4j_elem_row *row, PyObject *data, p4j_packed *out)
     /* the items as they are now: an item's __index__ or __float__ may change a list */
     PyObject *seq = p4j_stable_sequence(data, "");
     if (!seq) {
+        if (!PyErr_ExceptionMatches(PyExc_TypeError))
+            return -1; /* e.g. an __iter__'s own ValueError, or MemoryError: kept */
         PyErr_Clear();
         PyErr_Format(PyExc_TypeError,
                      "py4jni: a Java %s[] is filled from a buffer or an iterable of values, "

@@ -425,6 +425,23 @@ def test_to_java_array_errors(gw):
         to_java_array(gw, [1, 300], "byte")
     with pytest.raises(TypeError, match="primitive"):
         to_java_array(gw, [1], gw.jvm.java.lang.String)
+    with pytest.raises(TypeError, match="iterable of values, not object"):
+        to_java_array(gw, object(), "int")
+
+
+class _IterRaises:
+    def __iter__(self):
+        raise ValueError("the iterable's own error")
+
+
+def test_an_iterables_own_error_is_kept(gw):
+    # the iterable's exception reaches the caller; only "not iterable" becomes the
+    # bridge's TypeError
+    with pytest.raises(ValueError, match="the iterable's own error"):
+        to_java_array(gw, _IterRaises(), "int")
+    ja = gw.new_array(gw.jvm.int, 2)
+    with pytest.raises(ValueError, match="the iterable's own error"):
+        ja[0:2] = _IterRaises()
 
 
 class _Shrinks:
