@@ -7,10 +7,11 @@
  * the object stays alive, and cannot be resized or closed, while Java may use it.
  *
  * as_memoryview(buf): a memoryview over the memory of a Java direct ByteBuffer. The
- * exporter behind the memoryview holds the JavaObject (a global ref), so the ByteBuffer
- * and its memory stay alive while the memoryview or any view taken from it lives.
+ * exporter behind the memoryview holds a global ref of its own, so the ByteBuffer and its
+ * memory stay alive while the memoryview or any view taken from it lives, whatever
+ * happens to the JavaObject it was made from (a detach releases only the object's ref).
  */
-#include "binding.h"
+#include "objects.h"
 #include "inproc_buffers.h"
 
 /* ------------------------------------------------------ Python memory for Java */
@@ -102,7 +103,8 @@ static PyObject *mod_direct_buffer(PyObject *mod, PyObject *args)
 /* The exporter behind as_memoryview's memoryview. */
 typedef struct JavaBufferViewObject {
     PyObject_HEAD
-    PyObject *owner; /* the JavaObject of the ByteBuffer (strong) */
+    ClientObject *client; /* strong */
+    p4j_ref ref;          /* the ByteBuffer: the view's own ref, released with it */
     void *addr;
     Py_ssize_t len;
     int readonly;
@@ -116,7 +118,8 @@ static int jbv_getbuffer(PyObject *self, Py_buffer *view, int flags)
 
 static void jbv_dealloc(PyObject *self)
 {
-    Py_XDECREF(((JavaBufferViewObject *)self)->owner);
+    JavaBufferViewObject *v = (JavaBufferViewObject *)self;
+    p4jpy_holder_release(&v->client, &v->ref, NULL, 0);
     Py_TYPE(self)->tp_free(self);
 }
 
@@ -146,15 +149,24 @@ static PyObject *mod_as_memoryview(PyObject *mod, PyObject *obj)
     size_t len;
     bool readonly;
     p4j_error err = {0};
+    p4j_ref target, own = {NULL, NULL};
+    if (!p4jpy_pin_copy(jo, &target)) /* a detach on another thread meanwhile waits */
+        return PyErr_Format(p4j_reg.Py4JError, "py4jni: this Java object was detached");
     /* With the GIL kept: a few JNI calls that neither block nor call back (once per
      * class, ByteBuffer.isDirect and isReadOnly, JDK code on JDK classes) */
-    p4j_status st = p4j_inproc_buffer_address(cl->c, &jo->ref, &addr, &len, &readonly, &err);
+    p4j_status st = p4j_inproc_buffer_address(cl->c, &target, &addr, &len, &readonly, &err);
+    if (st == P4J_OK) /* the view's own ref: the memory lives while the view does */
+        st = cl->c->ops->dup(cl->c, &target, &own, &err);
+    p4j_unpin(jo);
     if (st != P4J_OK)
         return p4j_raise(cl, &err, NULL);
     JavaBufferViewObject *v = PyObject_New(JavaBufferViewObject, &JavaBufferViewType);
-    if (!v)
+    if (!v) {
+        cl->c->ops->release(cl->c, &own);
         return NULL;
-    v->owner = Py_NewRef(obj);
+    }
+    v->client = (ClientObject *)Py_NewRef((PyObject *)cl);
+    v->ref = own;
     v->addr = addr;
     v->len = (Py_ssize_t)len;
     v->readonly = readonly;

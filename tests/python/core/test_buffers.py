@@ -132,6 +132,25 @@ def test_memoryview_keeps_the_java_buffer(gateway):
 
 
 @INPROC
+def test_memoryview_outlives_a_detach_of_its_buffer(gateway):
+    # the view holds a reference of its own: a detach of the JavaObject it was made from
+    # (gateway.detach, or _detach) leaves its memory alive; it was freed by Java's
+    # Cleaner, and reading the view crashed the interpreter (SIGSEGV)
+    for detach in (gateway.detach, lambda o: o._detach()):
+        bb = gateway.jvm.java.nio.ByteBuffer.allocateDirect(4 << 20)
+        mv = as_memoryview(bb)
+        mv[: 4 << 20] = b"\x07" * (4 << 20)
+        detach(bb)
+        del bb
+        _buffers(gateway).collect()
+        assert sum(mv[::4096]) == 7 * 1024 and mv[(4 << 20) - 1] == 7
+    bb = gateway.jvm.java.nio.ByteBuffer.allocateDirect(8)
+    bb._detach()
+    with pytest.raises(Py4JError, match="detached"):
+        as_memoryview(bb)
+
+
+@INPROC
 @needs_numpy
 def test_numpy_view_of_java_doubles(gateway):
     jvm = gateway.jvm
