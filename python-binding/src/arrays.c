@@ -316,6 +316,13 @@ typedef struct JavaArrayObject {
 
 static int use_op(ClientObject *cl, const void *op) { return p4j_bulk_enabled && op && cl; }
 
+/* -1 with Py4JError "detached" set. */
+static int detached_error(void)
+{
+    PyErr_SetString(p4j_reg.Py4JError, "py4jni: this Java object was detached");
+    return -1;
+}
+
 /* Fills a->elem and a->length (once: a Java array's type and length never change). */
 static int ensure_info(PyObject *self)
 {
@@ -323,10 +330,8 @@ static int ensure_info(PyObject *self)
     if (a->elem)
         return 0;
     ClientObject *cl = a->base.client;
-    if (!a->base.ref.handle) {
-        PyErr_SetString(p4j_reg.Py4JError, "py4jni: this Java object was detached");
-        return -1;
-    }
+    if (!P4JPY_LOAD(a->base.ref.handle))
+        return detached_error();
     if (p4j_check_open(cl) < 0)
         return -1;
     if (use_op(cl, cl->c->ops->array_info)) {
@@ -334,9 +339,13 @@ static int ensure_info(PyObject *self)
         size_t len;
         p4j_error err = {0};
         p4j_status st;
+        p4j_ref target;
+        if (!p4jpy_pin_copy(&a->base, &target)) /* a detach meanwhile waits for the op */
+            return detached_error();
         Py_BEGIN_ALLOW_THREADS
-        st = cl->c->ops->array_info(cl->c, &a->base.ref, &elem, &len, &err);
+        st = cl->c->ops->array_info(cl->c, &target, &elem, &len, &err);
         Py_END_ALLOW_THREADS
+        p4j_unpin(&a->base);
         if (st != P4J_OK) {
             p4j_raise(cl, &err, NULL);
             return -1;
@@ -380,14 +389,18 @@ static int region_op(JavaArrayObject *a, const p4j_elem_row *row, Py_ssize_t sta
     p4j_client *c = cl->c;
     p4j_error err = {0};
     p4j_status st;
+    p4j_ref target; /* pinned: a detach on another thread meanwhile waits for the op */
+    if (!p4jpy_pin_copy(&a->base, &target))
+        return detached_error();
     bool free_gil = count * row->size >= GIL_FREE_BYTES;
     PyThreadState *ts = free_gil ? PyEval_SaveThread() : NULL;
-    st = write ? c->ops->array_write(c, &a->base.ref, row->letter, (size_t)start, (size_t)count,
-                                     buf, &err)
-               : c->ops->array_read(c, &a->base.ref, row->letter, (size_t)start, (size_t)count,
-                                    buf, &err);
+    st = write ? c->ops->array_write(c, &target, row->letter, (size_t)start, (size_t)count, buf,
+                                     &err)
+               : c->ops->array_read(c, &target, row->letter, (size_t)start, (size_t)count, buf,
+                                    &err);
     if (ts)
         PyEval_RestoreThread(ts);
+    p4j_unpin(&a->base);
     if (st != P4J_OK) {
         p4j_raise(cl, &err, NULL);
         return -1;

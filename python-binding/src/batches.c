@@ -220,7 +220,7 @@ static PyObject *mod_iterate(PyObject *mod, PyObject *args, PyObject *kw)
     const p4j_client_ops *ops = cl->c->ops;
     if (!p4j_bulk_enabled || !ops->cursor_open || !ops->cursor_next)
         Py_RETURN_NOTIMPLEMENTED;
-    if (!jo->ref.handle) {
+    if (!P4JPY_LOAD(jo->ref.handle)) {
         PyErr_SetString(p4j_reg.Py4JError, "py4jni: this Java object was detached");
         return NULL;
     }
@@ -229,9 +229,15 @@ static PyObject *mod_iterate(PyObject *mod, PyObject *args, PyObject *kw)
     p4j_value out;
     p4j_error err = {0};
     p4j_status st;
+    p4j_ref target; /* pinned: a detach on another thread meanwhile waits for the op */
+    if (!p4jpy_pin_copy(jo, &target)) {
+        PyErr_SetString(p4j_reg.Py4JError, "py4jni: this Java object was detached");
+        return NULL;
+    }
     Py_BEGIN_ALLOW_THREADS
-    st = ops->cursor_open(cl->c, &jo->ref, (char)mode, &out, &err);
+    st = ops->cursor_open(cl->c, &target, (char)mode, &out, &err);
     Py_END_ALLOW_THREADS
+    p4j_unpin(jo);
     if (st != P4J_OK)
         return p4j_raise(cl, &err, NULL);
     BatchIterObject *it = PyObject_New(BatchIterObject, &BatchIterType);

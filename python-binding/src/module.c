@@ -82,23 +82,15 @@ static int ref_of(PyObject *o, const p4j_ref **ref, const char *what)
     return -1;
 }
 
-/* Pins `o` (free-threaded builds: and reads `ref`, its ref, again once pinned): 1, or 0
- * when it was detached meanwhile. */
-#ifdef Py_GIL_DISABLED
-#define P4JPY_PIN_COPY(o, copy, ref) p4jpy_pin_copy((o), (copy))
-#else
-#define P4JPY_PIN_COPY(o, copy, ref) (p4j_pin(o), 1)
-#endif
-
 /* A transport operation on `target` with the GIL released, the target pinned (a detach
- * on another thread meanwhile waits for it; see p4j_pin) and read through a copy; a
- * target found detached once pinned fails the operation through the caller's `err`. */
+ * on another thread meanwhile waits for it; see p4j_pin) and read through a copy, `ref_`;
+ * a detached target fails the operation through the caller's `err`. */
 #define P4J_RUN_ON(st, target, ref, expr)                                              \
     do {                                                                               \
         JavaObject *pinned_ = P4J_IS_JAVAOBJECT(target) ? (JavaObject *)(target) : NULL; \
         p4j_ref copy_ = *(ref);                                                        \
         const p4j_ref *ref_ = &copy_;                                                  \
-        if (pinned_ && !P4JPY_PIN_COPY(pinned_, &copy_, ref)) {                        \
+        if (pinned_ && !p4jpy_pin_copy(pinned_, &copy_)) {                             \
             st = p4j_error_set(&err, P4J_ERR_BRIDGE, /* detached meanwhile */          \
                                "py4jni: this Java object was detached");              \
             break;                                                                     \
@@ -119,7 +111,8 @@ static PyObject *client_resolve(PyObject *self, PyObject *args)
     p4j_value out;
     p4j_error err = {0};
     p4j_status st;
-    P4J_RUN(st, cl->c->ops->resolve(cl->c, vref->handle ? vref : NULL, name, &out, &err));
+    P4J_RUN_ON(st, view, vref,
+               cl->c->ops->resolve(cl->c, ref_->handle ? ref_ : NULL, name, &out, &err));
     if (st != P4J_OK)
         return p4j_raise(cl, &err, NULL);
     if (out.kind == P4J_PACKAGE)
@@ -154,7 +147,8 @@ static PyObject *client_view_import(PyObject *self, PyObject *args)
         return NULL;
     p4j_error err = {0};
     p4j_status st;
-    P4J_RUN(st, cl->c->ops->view_import(cl->c, vref->handle ? vref : NULL, pattern, remove, &err));
+    P4J_RUN_ON(st, view, vref,
+               cl->c->ops->view_import(cl->c, ref_->handle ? ref_ : NULL, pattern, remove, &err));
     if (st != P4J_OK)
         return p4j_raise(cl, &err, NULL);
     Py_RETURN_NONE;
@@ -175,7 +169,8 @@ static PyObject *client_dir(PyObject *self, PyObject *args)
     p4j_value out;
     p4j_error err = {0};
     p4j_status st;
-    P4J_RUN(st, cl->c->ops->dir(cl->c, ref->handle ? ref : NULL, (p4j_dir_kind)kind, &out, &err));
+    P4J_RUN_ON(st, target, ref,
+               cl->c->ops->dir(cl->c, ref_->handle ? ref_ : NULL, (p4j_dir_kind)kind, &out, &err));
     if (st != P4J_OK)
         return p4j_raise(cl, &err, NULL);
     PyObject *text = p4j_value_to_py(cl, &out);
@@ -202,7 +197,8 @@ static PyObject *client_help(PyObject *self, PyObject *args)
     p4j_error err = {0};
     p4j_status st;
     bool is_class = P4J_IS_JAVACLASS(target);
-    P4J_RUN(st, cl->c->ops->help(cl->c, ref, is_class, pattern, short_name, &out, &err));
+    P4J_RUN_ON(st, target, ref,
+               cl->c->ops->help(cl->c, ref_, is_class, pattern, short_name, &out, &err));
     if (st != P4J_OK)
         return p4j_raise(cl, &err, NULL);
     return p4j_value_to_py(cl, &out);
@@ -217,7 +213,7 @@ static PyObject *client_stack_trace(PyObject *self, PyObject *arg)
     p4j_value out;
     p4j_error err = {0};
     p4j_status st;
-    P4J_RUN(st, cl->c->ops->stack_trace(cl->c, ref, &out, &err));
+    P4J_RUN_ON(st, arg, ref, cl->c->ops->stack_trace(cl->c, ref_, &out, &err));
     if (st != P4J_OK)
         return p4j_raise(cl, &err, NULL);
     return p4j_value_to_py(cl, &out);
@@ -290,10 +286,13 @@ static PyObject *client_set_context(PyObject *self, PyObject *arg)
         PyErr_SetString(PyExc_TypeError, "py4jni: the context must be a JavaObject or None");
         return NULL;
     }
-    const void *context = arg == Py_None ? NULL : ((JavaObject *)arg)->ref.handle;
     p4j_error err = {0};
     p4j_status st;
-    P4J_RUN(st, p4jpy_transport_inproc_context(cl->c, context, &err));
+    if (arg == Py_None)
+        P4J_RUN(st, p4jpy_transport_inproc_context(cl->c, NULL, &err));
+    else
+        P4J_RUN_ON(st, arg, &((JavaObject *)arg)->ref,
+                   p4jpy_transport_inproc_context(cl->c, ref_->handle, &err));
     if (st != P4J_OK)
         return p4j_raise(cl, &err, NULL);
     Py_RETURN_NONE;

@@ -408,10 +408,13 @@ static p4j_status python_failed(ClientObject *cl, p4j_error *err)
     if (error_payload && ev)
         payload = PyObject_CallFunctionObjArgs(error_payload, (PyObject *)cl, ev, NULL);
     p4j_status st = P4J_ERROR;
-    if (payload && P4J_IS_JAVAOBJECT(payload) && ((JavaObject *)payload)->ref.handle) {
+    p4j_ref thrown; /* pinned: a detach on another thread meanwhile waits for the dup */
+    if (payload && P4J_IS_JAVAOBJECT(payload) && p4jpy_pin_copy((JavaObject *)payload, &thrown)) {
         p4j_ref dup;
         p4j_error derr = {0};
-        if (cl->c->ops->dup(cl->c, &((JavaObject *)payload)->ref, &dup, &derr) == P4J_OK) {
+        p4j_status dst = cl->c->ops->dup(cl->c, &thrown, &dup, &derr);
+        p4j_unpin((JavaObject *)payload);
+        if (dst == P4J_OK) {
             err->kind = P4J_ERR_JAVA;
             err->throwable = dup;
             free(err->message);

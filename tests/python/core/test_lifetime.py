@@ -61,6 +61,33 @@ def test_detach_then_drop(gateway):
     del sb
 
 
+def test_every_use_of_a_detached_object_says_so(gateway):
+    # each operation reads the object's handle pinned, and a cleared one as "detached"
+    # (help() once reached Java with no target: "the target object is null")
+    from py4jni.java_gateway import get_field, set_field
+    jvm = gateway.jvm
+    point = jvm.java.awt.Point(1, 2)
+    gateway.detach(point)
+    sb = jvm.java.lang.StringBuilder("x")
+    gateway.detach(sb)
+    arr = jvm.java.util.Arrays.copyOf(gateway.new_array(jvm.int, 2), 2)
+    gateway.detach(arr)
+    uses = {
+        "call": lambda: sb.toString(),
+        "dir": lambda: dir(sb),
+        "help": lambda: gateway.help(sb, display=False),
+        "get_field": lambda: get_field(point, "x"),
+        "set_field": lambda: set_field(point, "x", 3),
+        "argument": lambda: jvm.java.util.Objects.toString(sb),
+        "array": lambda: arr[0],
+        "array length": lambda: len(arr),
+    }
+    for name, use in uses.items():
+        with pytest.raises(Py4JError, match="detached"):
+            use()
+            pytest.fail(name)
+
+
 def test_results_outlive_their_member(gateway):
     append = gateway.jvm.java.lang.StringBuilder("a").append
     assert str(append("b")) == "ab"  # the member keeps its object alive

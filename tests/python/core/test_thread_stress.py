@@ -122,34 +122,63 @@ def test_shared_collections(gateway, rounds):
                                     for r in range(walks))
 
 
-def test_objects_detached_while_other_threads_call_them(gateway):
-    """A detach on one thread while others call the object: each call either returns
-    the right value or raises 'detached'; none crashes or sees another object."""
-    jvm = gateway.jvm
-    rounds = 60
-    pool = [jvm.java.lang.StringBuilder(str(k)) for k in range(rounds)]
+def use_while_detached(pool: list, use: Callable[[int, object], None],
+                       background: list[Callable[[threading.Event], None]]) -> None:
+    """Runs use(k, pool[k]) for every k on THREADS - 1 threads while another detaches the
+    pool's objects in order: each use succeeds or raises Py4JError 'detached'."""
     outcomes = {"ok": 0, "detached": 0}
     lock = threading.Lock()
 
     def work(i: int) -> None:
-        for k, sb in enumerate(pool):
+        for k, obj in enumerate(pool):
             try:
-                got = sb.toString()
-                assert got == str(k)
+                use(k, obj)
                 key = "ok"
             except Py4JError as exc:
-                assert "detached" in str(exc)
+                assert "detached" in str(exc), exc
                 key = "detached"
             with lock:
                 outcomes[key] += 1
 
     def releaser(done: threading.Event) -> None:
-        for sb in pool:
-            sb._detach()
+        for obj in pool:
+            obj._detach()
 
-    run_threads(work, n=THREADS - 1, background=[releaser, collector])
-    assert outcomes["ok"] + outcomes["detached"] == (THREADS - 1) * rounds
-    assert all(sb._detached for sb in pool)
+    run_threads(work, n=THREADS - 1, background=[releaser, *background])
+    assert outcomes["ok"] + outcomes["detached"] == (THREADS - 1) * len(pool)
+    assert all(obj._detached for obj in pool)
+
+
+def test_objects_detached_while_other_threads_call_them(gateway):
+    """A detach on one thread while others call the object: each call either returns
+    the right value or raises 'detached'; none crashes or sees another object."""
+    pool = [gateway.jvm.java.lang.StringBuilder(str(k)) for k in range(60)]
+
+    def use(k: int, sb) -> None:
+        assert sb.toString() == str(k)
+
+    use_while_detached(pool, use, background=[collector])
+
+
+def test_arrays_detached_while_other_threads_read_them(gateway):
+    """Reads of large regions (made without the GIL) and first looks at an array's type,
+    while another thread detaches the arrays: each read gives the array's own values or
+    raises 'detached' (the op once read the handle unpinned: 'the array is null', or
+    another array's elements once the handle was reused)."""
+    jvm = gateway.jvm
+    n = 32768  # 128 KiB an array: a region read releases the GIL
+    template = gateway.new_array(jvm.int, n)
+    pool = []
+    for k in range(40):
+        made = jvm.java.util.Arrays.copyOf(template, n)  # type not looked at yet
+        jvm.java.util.Arrays.fill(made, k)
+        pool.append(made)
+
+    def use(k: int, arr) -> None:
+        got = arr[0:n]
+        assert len(got) == n and got[0] == k and got[n - 1] == k
+
+    use_while_detached(pool, use, background=[])
 
 
 class Key:
