@@ -34,7 +34,8 @@ typedef struct BatchIterObject {
     PyObject *items;     /* the converted chunk (list) */
     Py_ssize_t pos;
     char pairs;          /* yield (key, value) tuples from slot pairs */
-    char busy;           /* a thread is fetching: refuse re-entry */
+    char busy;           /* a fetch, or the conversion of its chunk, is under way: refuse
+                            re-entry (another thread, or a __del__ run by that conversion) */
 } BatchIterObject;
 
 static void batch_close(BatchIterObject *it)
@@ -56,19 +57,31 @@ static void batch_dealloc(PyObject *self)
     PyObject_Free(self);
 }
 
-/* Fetches and converts the next chunk into it->items; 0 at the end (items NULL). */
+static int batch_fetch_busy(BatchIterObject *it);
+
+/* Fetches and converts the next chunk into it->items; 0 at the end (items NULL). The
+ * chunk buffer is the iterator's: busy from the fetch to the end of the conversion,
+ * whose allocations may run Python code (a collection's __del__) or let another thread in. */
 static int batch_fetch(BatchIterObject *it)
+{
+    if (it->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "py4jni: this iterator is already fetching (on "
+                                            "another thread, or re-entered by its own fetch)");
+        return -1;
+    }
+    it->busy = 1;
+    int r = batch_fetch_busy(it);
+    it->busy = 0;
+    return r;
+}
+
+static int batch_fetch_busy(BatchIterObject *it)
 {
     ClientObject *cl = it->client;
     Py_CLEAR(it->items);
     it->pos = 0;
     if (!it->cursor.handle)
         return 0;
-    if (it->busy) {
-        PyErr_SetString(PyExc_RuntimeError,
-                        "py4jni: this iterator is already fetching in another thread");
-        return -1;
-    }
     if (p4j_check_open(cl) < 0)
         return -1;
     size_t want = it->chunk;
@@ -84,11 +97,9 @@ static int batch_fetch(BatchIterObject *it)
     size_t n = 0;
     p4j_error err = {0};
     p4j_status st;
-    it->busy = 1;
     Py_BEGIN_ALLOW_THREADS
     st = cl->c->ops->cursor_next(cl->c, &it->cursor, it->vals, want, &n, &err);
     Py_END_ALLOW_THREADS
-    it->busy = 0;
     if (st != P4J_OK) {
         batch_close(it); /* a failed walk (ConcurrentModificationException, ...) ends */
         p4j_raise(cl, &err, "a collection iterator");

@@ -601,6 +601,45 @@ def test_shared_iterator_across_threads_is_safe(fx):
     assert len(seen) == len(set(seen)) and set(seen) <= set(range(20_000))
 
 
+class _NextOnCollect:
+    """Garbage in a cycle whose __del__ takes an item from `it`: a collection run by the
+    iterator's own conversion of a chunk (an allocation there) re-enters it."""
+
+    def __init__(self, it, taken: list) -> None:
+        self.it, self.taken, self.cycle = it, taken, self
+
+    def __del__(self) -> None:
+        try:
+            self.taken.append(next(self.it))
+        except (RuntimeError, ValueError, StopIteration):  # refused while it fetches; its end
+            pass
+
+
+def test_iterator_re_entered_by_its_own_conversion(gw):
+    # each item once, none lost and none detached: a re-entry during the conversion of a
+    # chunk fetched the next chunk into the buffer being converted (items came out
+    # 'detached', the chunk's other Java references were lost)
+    import gc
+    lst = gw.jvm.java.util.ArrayList()
+    for k in range(1500):
+        lst.add(gw.jvm.java.lang.StringBuilder(str(k)))
+    it, got, taken = iter(lst), [], []
+    old = gc.get_threshold()
+    gc.set_threshold(1, 1, 1)
+    try:
+        while True:
+            _NextOnCollect(it, taken)
+            try:
+                got.append(next(it))
+            except StopIteration:
+                break
+    finally:
+        gc.set_threshold(*old)
+        gc.collect()
+    texts = sorted(int(str(x)) for x in got + taken)
+    assert texts == list(range(1500))
+
+
 @pytest.mark.inproc_only("creates a second in-process gateway")
 def test_shutdown_releases_the_class_cache(gateway):
     import gc
