@@ -7,11 +7,11 @@
  * the object stays alive, and cannot be resized or closed, while Java may use it.
  *
  * as_memoryview(buf): a memoryview over the memory of a Java direct ByteBuffer. The
- * exporter behind the memoryview holds a global ref of its own, so the ByteBuffer and its
- * memory stay alive while the memoryview or any view taken from it lives, whatever
- * happens to the JavaObject it was made from (a detach releases only the object's ref).
+ * exporter behind the memoryview holds the JavaObject, pinned (see p4j_pin), so the
+ * ByteBuffer and its memory stay alive while the memoryview or any view taken from it
+ * lives: a detach meanwhile parks the global ref until the exporter goes.
  */
-#include "objects.h"
+#include "binding.h"
 #include "inproc_buffers.h"
 
 /* ------------------------------------------------------ Python memory for Java */
@@ -103,8 +103,7 @@ static PyObject *mod_direct_buffer(PyObject *mod, PyObject *args)
 /* The exporter behind as_memoryview's memoryview. */
 typedef struct JavaBufferViewObject {
     PyObject_HEAD
-    ClientObject *client; /* strong */
-    p4j_ref ref;          /* the ByteBuffer: the view's own ref, released with it */
+    JavaObject *owner; /* the ByteBuffer's JavaObject: strong, and pinned */
     void *addr;
     Py_ssize_t len;
     int readonly;
@@ -119,7 +118,10 @@ static int jbv_getbuffer(PyObject *self, Py_buffer *view, int flags)
 static void jbv_dealloc(PyObject *self)
 {
     JavaBufferViewObject *v = (JavaBufferViewObject *)self;
-    p4jpy_holder_release(&v->client, &v->ref, NULL, 0);
+    if (v->owner) {
+        p4j_unpin(v->owner); /* releases the ref if a detach parked it */
+        Py_DECREF(v->owner);
+    }
     Py_TYPE(self)->tp_free(self);
 }
 
@@ -149,24 +151,22 @@ static PyObject *mod_as_memoryview(PyObject *mod, PyObject *obj)
     size_t len;
     bool readonly;
     p4j_error err = {0};
-    p4j_ref target, own = {NULL, NULL};
-    if (!p4jpy_pin_copy(jo, &target)) /* a detach on another thread meanwhile waits */
+    p4j_ref target;
+    /* Pinned for the view's life: a detach meanwhile (this thread's or another's) parks
+     * the ref, and the memory stays, until the view goes. */
+    if (!p4jpy_pin_copy(jo, &target))
         return PyErr_Format(p4j_reg.Py4JError, "py4jni: this Java object was detached");
     /* With the GIL kept: a few JNI calls that neither block nor call back (once per
      * class, ByteBuffer.isDirect and isReadOnly, JDK code on JDK classes) */
     p4j_status st = p4j_inproc_buffer_address(cl->c, &target, &addr, &len, &readonly, &err);
-    if (st == P4J_OK) /* the view's own ref: the memory lives while the view does */
-        st = cl->c->ops->dup(cl->c, &target, &own, &err);
-    p4j_unpin(jo);
-    if (st != P4J_OK)
-        return p4j_raise(cl, &err, NULL);
-    JavaBufferViewObject *v = PyObject_New(JavaBufferViewObject, &JavaBufferViewType);
+    JavaBufferViewObject *v = st == P4J_OK
+                                  ? PyObject_New(JavaBufferViewObject, &JavaBufferViewType)
+                                  : NULL;
     if (!v) {
-        cl->c->ops->release(cl->c, &own);
-        return NULL;
+        p4j_unpin(jo);
+        return st == P4J_OK ? NULL : p4j_raise(cl, &err, NULL);
     }
-    v->client = (ClientObject *)Py_NewRef((PyObject *)cl);
-    v->ref = own;
+    v->owner = (JavaObject *)Py_NewRef(obj);
     v->addr = addr;
     v->len = (Py_ssize_t)len;
     v->readonly = readonly;

@@ -151,6 +151,31 @@ def test_memoryview_outlives_a_detach_of_its_buffer(gateway):
 
 
 @INPROC
+def test_memoryview_releases_a_detached_buffer_when_it_goes(gateway):
+    # the reference a detach left to the view is released with the view, not kept until
+    # the JavaObject goes (here they live on) nor leaked
+    client = gateway._gateway_client
+    allocate = gateway.jvm.java.nio.ByteBuffer.allocateDirect
+    as_memoryview(allocate(8)).release()  # warm the caches (they hold references)
+    gc.collect()
+    before = client.global_ref_count()
+    kept = []
+    for _ in range(50):
+        bb = allocate(8)
+        kept.append(bb)
+        mv = as_memoryview(bb)
+        gateway.detach(bb)
+        mv[0] = 1
+        mv.release()
+        del mv
+    gc.collect()
+    assert client.global_ref_count() == before
+    del kept, bb
+    gc.collect()
+    assert client.global_ref_count() == before
+
+
+@INPROC
 @needs_numpy
 def test_numpy_view_of_java_doubles(gateway):
     jvm = gateway.jvm
