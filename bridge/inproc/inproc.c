@@ -148,6 +148,19 @@ static p4j_status null_target(p4j_error *err)
     return p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: the target object is null");
 }
 
+/* The JVMView of `view` (the client's default one for none), or NULL with `err` set when
+ * it is another object: JNI does not check the type a helper method declares. */
+static jobject view_of(JNIEnv *env, p4j_client *c, const p4j_ref *view, p4j_error *err)
+{
+    if (!view || !view->handle)
+        return ((inproc_client *)c)->default_view;
+    if (!(*env)->IsInstanceOf(env, (jobject)view->handle, p4j_jc.JVMView)) {
+        p4j_error_set(err, P4J_ERR_BRIDGE, "py4jni: the view is not a JVMView");
+        return NULL;
+    }
+    return (jobject)view->handle;
+}
+
 /* Invokes `m` and stores the raw result in *rv (through CallerFrame when `m` is
  * caller-sensitive). */
 static void invoke(JNIEnv *env, const p4jj_member *m, jclass cls, jobject obj,
@@ -508,9 +521,8 @@ static p4j_status inproc_resolve(p4j_client *c, const p4j_ref *view, const char 
     JNIEnv *env = p4j_inproc_enter(c, out, 8, err);
     if (!env)
         return P4J_ERROR;
-    jobject jview = view && view->handle ? (jobject)view->handle
-                                         : ((inproc_client *)c)->default_view;
-    jstring jname = p4j_jstring_from_utf8(env, name, err);
+    jobject jview = view_of(env, c, view, err);
+    jstring jname = jview ? p4j_jstring_from_utf8(env, name, err) : NULL;
     if (!jname)
         return p4j_inproc_leave(env, P4J_ERROR);
     jclass cls = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge, p4j_jc.Bridge_resolveClass,
@@ -586,9 +598,8 @@ static p4j_status inproc_view_import(p4j_client *c, const p4j_ref *view, const c
     JNIEnv *env = p4j_inproc_enter(c, NULL, 8, err);
     if (!env)
         return P4J_ERROR;
-    jobject jview = view && view->handle ? (jobject)view->handle
-                                         : ((inproc_client *)c)->default_view;
-    jstring jpat = p4j_jstring_from_utf8(env, pattern, err);
+    jobject jview = view_of(env, c, view, err);
+    jstring jpat = jview ? p4j_jstring_from_utf8(env, pattern, err) : NULL;
     if (!jpat)
         return p4j_inproc_leave(env, P4J_ERROR);
     if (remove)
@@ -669,6 +680,9 @@ static p4j_status inproc_stack_trace(p4j_client *c, const p4j_ref *throwable, p4
         return P4J_ERROR;
     if (!throwable || !throwable->handle)
         return p4j_inproc_leave(env, null_target(err));
+    if (!(*env)->IsInstanceOf(env, (jobject)throwable->handle, p4j_jc.Throwable))
+        return p4j_inproc_leave(env, p4j_error_set(err, P4J_ERR_BRIDGE,
+                                                   "py4jni: the object is not a Throwable"));
     jstring s = (*env)->CallStaticObjectMethod(env, p4j_jc.Bridge, p4j_jc.Bridge_stackTrace,
                                                (jobject)throwable->handle);
     return p4j_inproc_leave(env, string_out(env, s, out, err));

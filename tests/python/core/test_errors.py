@@ -116,3 +116,22 @@ def test_java_error_of_a_constructor_and_a_static_call(gateway):
     with pytest.raises(Py4JJavaError) as info:
         gateway.jvm.java.util.ArrayList(-1)
     assert "IllegalArgumentException" in str(info.value)
+
+
+def test_client_operations_check_the_kind_of_object_they_are_given(gateway):
+    # the client's view and stack-trace operations take any JavaObject from Python; JNI
+    # does not check the type a helper method declares, so a StringBuilder given as a
+    # view or a Throwable crashed the JVM (Klass::method_at_vtable, JVMView.addImport)
+    client = gateway._gateway_client
+    sb = gateway.jvm.java.lang.StringBuilder("x")
+    uses = {
+        "stack_trace": lambda: client.stack_trace(sb),
+        "view_import": lambda: client.view_import(sb, "java.util.*", False),
+        "view_remove": lambda: client.view_import(sb, "java.util.*", True),
+        "resolve": lambda: client.resolve(sb, "ArrayList"),
+    }
+    for name, use in uses.items():
+        with pytest.raises(Py4JError):
+            use()
+            pytest.fail(name)
+    assert str(sb) == "x"  # the object and the gateway still work
