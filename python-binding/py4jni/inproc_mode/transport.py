@@ -60,11 +60,18 @@ class InprocTransport(Transport):
         if isinstance(classpath, (list, tuple)):
             classpath = os.pathsep.join(classpath)
         classpath = classpath or os.environ.get("CLASSPATH") or None
+        if isinstance(classpath, str) and "\0" in classpath:
+            raise ValueError("classpath: embedded null character")
+        if isinstance(jvm_options, (str, bytes)):  # would be taken a character at a time
+            raise TypeError("jvm_options must be a list of str (e.g. ['-Xmx1g']), not "
+                            f"{type(jvm_options).__name__} ({jvm_options!r})")
         jvm_options = list(jvm_options)
         for i, option in enumerate(jvm_options):
             if not isinstance(option, str):
                 raise TypeError(f"jvm_options[{i}] must be a str (a JVM option such as "
                                 f"'-Xmx1g'), not {type(option).__name__} ({option!r})")
+            if "\0" in option:  # C would read the option up to it
+                raise ValueError(f"jvm_options[{i}]: embedded null character ({option!r})")
         jar = helper_jar_path()
         default = not jvm_options and not check_jni and not keep_signals
         jvm_options += _main_stack_options(jvm_options, default)

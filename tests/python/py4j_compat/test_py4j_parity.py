@@ -258,6 +258,18 @@ def test_jvm_options_of_the_wrong_type_are_named():
     from py4jni import JavaGateway
     with pytest.raises(TypeError, match=r"jvm_options\[0\] must be a str .* not int \(1\)"):
         JavaGateway(jvm_options=[1, 2])
+    # a str would be taken a character at a time ("Unrecognized option: -")
+    with pytest.raises(TypeError, match=r"jvm_options must be a list of str .* not str"):
+        JavaGateway(jvm_options="-Xmx1g")
+
+
+def test_a_nul_in_an_option_or_the_class_path_is_refused():
+    # C reads a string up to its first NUL: "-Dfoo=a\0b" set foo to "a", silently
+    from py4jni import JavaGateway
+    with pytest.raises(ValueError, match=r"jvm_options\[1\]: embedded null character"):
+        JavaGateway(jvm_options=["-Dok=1", "-Dfoo=a\0b"])
+    with pytest.raises(ValueError, match="classpath: embedded null character"):
+        JavaGateway(classpath=["a.jar", "b\0.jar"])
 
 
 def test_a_library_that_is_no_jvm_is_named_so():
