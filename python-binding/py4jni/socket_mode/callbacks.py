@@ -532,13 +532,18 @@ class _GatewayCallbacks:
         (starting the callback server first if needed), or None when ``obj`` is not a
         proxy (no non-empty ``Java.implements``)."""
         try:
-            names = list(obj.Java.implements)
+            implements = obj.Java.implements
+            names = list(implements)
         except (AttributeError, TypeError):
             return None
         if not names:
             return None
+        if isinstance(implements, str):  # its characters are no interface names
+            raise Py4JError(f"py4jni: {type(obj).__name__}.Java.implements must be a list of "
+                            f"interface names, not a str ({implements!r})")
         for name in names:
-            if not isinstance(name, str) or not name or any(c in name for c in ";\n\r"):
+            # ";" and line ends would split the command; C reads a name up to a NUL
+            if not isinstance(name, str) or not name or any(c in name for c in ";\n\r\0"):
                 raise Py4JError(f"py4jni: {type(obj).__name__}.Java.implements must list "
                                 f"interface names (str), not {name!r}")
         if self.pinned:

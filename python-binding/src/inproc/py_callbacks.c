@@ -583,11 +583,13 @@ static int proxy_make(ClientObject *cl, PyObject *o, PyObject *key, p4j_pyhandle
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
-        if (!PyUnicode_Check(item) || !(names[i] = PyUnicode_AsUTF8(item))) {
+        Py_ssize_t len = 0;
+        if (!PyUnicode_Check(item) || !(names[i] = PyUnicode_AsUTF8AndSize(item, &len)) ||
+            strlen(names[i]) != (size_t)len) { /* a NUL would end the name early in C */
             if (!PyErr_Occurred())
                 PyErr_Format(p4j_reg.Py4JError,
                              "py4jni: %.100s.Java.implements must list interface names "
-                             "(str), not %.100s", Py_TYPE(o)->tp_name, Py_TYPE(item)->tp_name);
+                             "(str without NUL), not %R", Py_TYPE(o)->tp_name, item);
             PyMem_Free(names);
             return -1;
         }
@@ -711,7 +713,15 @@ static int proxy_for_new(ClientObject *cl, PyObject *o, PyObject *key, p4j_pyhan
     PyObject *impl = java ? PyObject_GetAttr(java, str_implements) : NULL;
     /* a tuple of its own: the names are read from its str items while Java makes the
      * proxy, and another thread may change the object's list meanwhile */
-    PyObject *seq = impl ? PySequence_Tuple(impl) : NULL;
+    PyObject *seq = impl && !PyUnicode_Check(impl) ? PySequence_Tuple(impl) : NULL;
+    if (impl && PyUnicode_Check(impl)) { /* its characters are no interface names */
+        PyErr_Format(p4j_reg.Py4JError, "py4jni: %.100s.Java.implements must be a list of "
+                     "interface names, not a str (%R)", Py_TYPE(o)->tp_name, impl);
+        Py_DECREF(java);
+        Py_DECREF(impl);
+        Py_DECREF(key);
+        return -1;
+    }
     Py_XDECREF(java);
     Py_XDECREF(impl);
     if (!seq || PySequence_Fast_GET_SIZE(seq) == 0) {

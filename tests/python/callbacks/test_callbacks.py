@@ -764,6 +764,23 @@ def test_implements_must_be_names(cb):
         cb.isOperator(BadList())
 
 
+def test_implements_as_one_str_or_a_name_with_nul_is_refused(cb):
+    # one str is not a list of names (its characters were looked up one by one); a NUL
+    # ended the name early in C, so "java.lang.Runnable\0x" made a Runnable
+    class OneStr:
+        class Java:
+            implements = "java.util.function.IntBinaryOperator"
+
+    class WithNul:
+        class Java:
+            implements = ["java.util.function.IntBinaryOperator\0x"]
+
+    for bad in (OneStr(), WithNul()):
+        with pytest.raises(Py4JError):
+            cb.isOperator(bad)
+            pytest.fail(type(bad).__name__)
+
+
 def test_empty_implements_is_not_a_proxy(cb):
     class Empty:
         class Java:
