@@ -316,13 +316,6 @@ typedef struct JavaArrayObject {
 
 static int use_op(ClientObject *cl, const void *op) { return p4j_bulk_enabled && op && cl; }
 
-/* -1 with Py4JError "detached" set. */
-static int detached_error(void)
-{
-    PyErr_SetString(p4j_reg.Py4JError, "py4jni: this Java object was detached");
-    return -1;
-}
-
 /* Fills a->elem and a->length (once: a Java array's type and length never change). */
 static int ensure_info(PyObject *self)
 {
@@ -331,7 +324,7 @@ static int ensure_info(PyObject *self)
         return 0;
     ClientObject *cl = a->base.client;
     if (!P4JPY_LOAD(a->base.ref.handle))
-        return detached_error();
+        return p4jpy_raise_detached();
     if (p4j_check_open(cl) < 0)
         return -1;
     if (use_op(cl, cl->c->ops->array_info)) {
@@ -340,8 +333,8 @@ static int ensure_info(PyObject *self)
         p4j_error err = {0};
         p4j_status st;
         p4j_ref target;
-        if (!p4jpy_pin_copy(&a->base, &target)) /* a detach meanwhile waits for the op */
-            return detached_error();
+        if (p4jpy_pin_or_raise(&a->base, &target) < 0) /* a detach meanwhile waits */
+            return -1;
         Py_BEGIN_ALLOW_THREADS
         st = cl->c->ops->array_info(cl->c, &target, &elem, &len, &err);
         Py_END_ALLOW_THREADS
@@ -390,8 +383,8 @@ static int region_op(JavaArrayObject *a, const p4j_elem_row *row, Py_ssize_t sta
     p4j_error err = {0};
     p4j_status st;
     p4j_ref target; /* pinned: a detach on another thread meanwhile waits for the op */
-    if (!p4jpy_pin_copy(&a->base, &target))
-        return detached_error();
+    if (p4jpy_pin_or_raise(&a->base, &target) < 0)
+        return -1;
     bool free_gil = count * row->size >= GIL_FREE_BYTES;
     PyThreadState *ts = free_gil ? PyEval_SaveThread() : NULL;
     st = write ? c->ops->array_write(c, &target, row->letter, (size_t)start, (size_t)count, buf,

@@ -57,24 +57,7 @@ static void batch_dealloc(PyObject *self)
     PyObject_Free(self);
 }
 
-static int batch_fetch_busy(BatchIterObject *it);
-
-/* Fetches and converts the next chunk into it->items; 0 at the end (items NULL). The
- * chunk buffer is the iterator's: busy from the fetch to the end of the conversion,
- * whose allocations may run Python code (a collection's __del__) or let another thread in. */
-static int batch_fetch(BatchIterObject *it)
-{
-    if (it->busy) {
-        PyErr_SetString(PyExc_RuntimeError, "py4jni: this iterator is already fetching (on "
-                                            "another thread, or re-entered by its own fetch)");
-        return -1;
-    }
-    it->busy = 1;
-    int r = batch_fetch_busy(it);
-    it->busy = 0;
-    return r;
-}
-
+/* batch_fetch's work, with the iterator marked busy. */
 static int batch_fetch_busy(BatchIterObject *it)
 {
     ClientObject *cl = it->client;
@@ -135,6 +118,22 @@ fail:
         p4j_value_discard(cl, &it->vals[i]);
     Py_XDECREF(list);
     return -1;
+}
+
+/* Fetches and converts the next chunk into it->items; 0 at the end (items NULL). The
+ * chunk buffer is the iterator's: busy from the fetch to the end of the conversion,
+ * whose allocations may run Python code (a collection's __del__) or let another thread in. */
+static int batch_fetch(BatchIterObject *it)
+{
+    if (it->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "py4jni: this iterator is already fetching (on "
+                                            "another thread, or re-entered by its own fetch)");
+        return -1;
+    }
+    it->busy = 1;
+    int r = batch_fetch_busy(it);
+    it->busy = 0;
+    return r;
 }
 
 #ifdef Py_GIL_DISABLED
@@ -231,20 +230,14 @@ static PyObject *mod_iterate(PyObject *mod, PyObject *args, PyObject *kw)
     const p4j_client_ops *ops = cl->c->ops;
     if (!p4j_bulk_enabled || !ops->cursor_open || !ops->cursor_next)
         Py_RETURN_NOTIMPLEMENTED;
-    if (!P4JPY_LOAD(jo->ref.handle)) {
-        PyErr_SetString(p4j_reg.Py4JError, "py4jni: this Java object was detached");
-        return NULL;
-    }
     if (p4j_check_open(cl) < 0)
         return NULL;
     p4j_value out;
     p4j_error err = {0};
     p4j_status st;
     p4j_ref target; /* pinned: a detach on another thread meanwhile waits for the op */
-    if (!p4jpy_pin_copy(jo, &target)) {
-        PyErr_SetString(p4j_reg.Py4JError, "py4jni: this Java object was detached");
+    if (p4jpy_pin_or_raise(jo, &target) < 0)
         return NULL;
-    }
     Py_BEGIN_ALLOW_THREADS
     st = ops->cursor_open(cl->c, &target, (char)mode, &out, &err);
     Py_END_ALLOW_THREADS

@@ -200,6 +200,23 @@ typedef struct p4j_registry {
 } p4j_registry;
 extern p4j_registry p4j_reg;
 
+/* What every use of a detached JavaObject raises (Py4JError). */
+#define P4JPY_DETACHED "py4jni: this Java object was detached"
+
+/* Sets Py4JError P4JPY_DETACHED; returns -1. */
+static inline int p4jpy_raise_detached(void)
+{
+    PyErr_SetString(p4j_reg.Py4JError, P4JPY_DETACHED);
+    return -1;
+}
+
+/* p4jpy_pin_copy for an operation about to hand the ref to Java: 0 once pinned, or -1
+ * with Py4JError "detached" set. */
+static inline int p4jpy_pin_or_raise(JavaObject *o, p4j_ref *out)
+{
+    return p4jpy_pin_copy(o, out) ? 0 : p4jpy_raise_detached();
+}
+
 #define P4J_IS_JAVAOBJECT(o) PyObject_TypeCheck((o), &JavaObjectType)
 /* JavaClassType has no Py_TPFLAGS_BASETYPE: no subclass exists, the exact check is the
  * whole check (and spares PyType_IsSubtype on the call path). */

@@ -288,8 +288,7 @@ static int value_other(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack 
     if (P4J_IS_JAVAOBJECT(o)) {
         JavaObject *jo = (JavaObject *)o;
         if (!P4JPY_LOAD(jo->ref.handle)) { /* detach() may clear it on another thread */
-            PyErr_SetString(p4j_reg.Py4JError, "py4jni: this Java object was detached");
-            return -1;
+            return p4jpy_raise_detached();
         }
         if (__builtin_expect(jo->client != cl, 0) && foreign_check(cl, jo->client) < 0)
             return -1;
@@ -298,8 +297,7 @@ static int value_other(ClientObject *cl, PyObject *o, p4j_value *v, p4j_argpack 
         if (index < P4J_ARGS_STACK) {
             if (!p4jpy_pin_copy(jo, &v->ref)) {
                 v->kind = P4J_NULL;
-                PyErr_SetString(p4j_reg.Py4JError, "py4jni: this Java object was detached");
-                return -1;
+                return p4jpy_raise_detached();
             }
             pack->taken = 1;
             pack->owners[index] = jo;

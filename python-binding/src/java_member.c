@@ -85,7 +85,7 @@ PyObject *p4jpy_member_vectorcall(PyObject *self, PyObject *const *args, size_t 
     void **last_site;
     member_target(m, &cl, &ref, &last_site);
     if (!P4JPY_LOAD(ref->handle)) { /* detach() may clear it on another thread */
-        PyErr_SetString(p4j_reg.Py4JError, "py4jni: this Java object was detached");
+        p4jpy_raise_detached();
         return NULL;
     }
     p4j_argpack pack;
@@ -99,7 +99,7 @@ PyObject *p4jpy_member_vectorcall(PyObject *self, PyObject *const *args, size_t 
     if (pinned && !p4jpy_pin_copy(pinned, &target)) { /* detached by another thread */
         if (n)
             p4j_args_release(&pack);
-        PyErr_SetString(p4j_reg.Py4JError, "py4jni: this Java object was detached");
+        p4jpy_raise_detached();
         return NULL;
     }
 #else

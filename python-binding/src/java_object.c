@@ -318,10 +318,8 @@ static PyObject *jobject_dir(PyObject *self, PyObject *unused)
     (void)unused;
     JavaObject *o = (JavaObject *)self;
     p4j_ref target; /* pinned: a detach on another thread meanwhile waits for the ops */
-    if (!p4jpy_pin_copy(o, &target)) {
-        PyErr_SetString(p4j_reg.Py4JError, "py4jni: this Java object was detached");
+    if (p4jpy_pin_or_raise(o, &target) < 0)
         return NULL;
-    }
     /* py4j lists the fields only under auto_field (then they are attributes) */
     PyObject *fields = jobject_auto_field(o) ? p4jpy_dir_names(o->client, &target, P4J_DIR_FIELDS)
                                              : PyList_New(0);

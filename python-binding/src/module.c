@@ -92,7 +92,7 @@ static int ref_of(PyObject *o, const p4j_ref **ref, const char *what)
         const p4j_ref *ref_ = &copy_;                                                  \
         if (pinned_ && !p4jpy_pin_copy(pinned_, &copy_)) {                             \
             st = p4j_error_set(&err, P4J_ERR_BRIDGE, /* detached meanwhile */          \
-                               "py4jni: this Java object was detached");              \
+                               P4JPY_DETACHED);                                       \
             break;                                                                     \
         }                                                                              \
         P4J_RUN(st, expr);                                                             \

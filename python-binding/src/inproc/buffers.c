@@ -154,8 +154,8 @@ static PyObject *mod_as_memoryview(PyObject *mod, PyObject *obj)
     p4j_ref target;
     /* Pinned for the view's life: a detach meanwhile (this thread's or another's) parks
      * the ref, and the memory stays, until the view goes. */
-    if (!p4jpy_pin_copy(jo, &target))
-        return PyErr_Format(p4j_reg.Py4JError, "py4jni: this Java object was detached");
+    if (p4jpy_pin_or_raise(jo, &target) < 0)
+        return NULL;
     /* With the GIL kept: a few JNI calls that neither block nor call back (once per
      * class, ByteBuffer.isDirect and isReadOnly, JDK code on JDK classes) */
     p4j_status st = p4j_inproc_buffer_address(cl->c, &target, &addr, &len, &readonly, &err);

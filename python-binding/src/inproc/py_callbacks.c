@@ -711,18 +711,17 @@ static int proxy_for_new(ClientObject *cl, PyObject *o, PyObject *key, p4j_pyhan
     /* py4j's test: a `Java` attribute whose `implements` is a non-empty sequence. */
     PyObject *java = PyObject_GetAttr(o, str_Java);
     PyObject *impl = java ? PyObject_GetAttr(java, str_implements) : NULL;
-    /* a tuple of its own: the names are read from its str items while Java makes the
-     * proxy, and another thread may change the object's list meanwhile */
-    PyObject *seq = impl && !PyUnicode_Check(impl) ? PySequence_Tuple(impl) : NULL;
+    Py_XDECREF(java);
     if (impl && PyUnicode_Check(impl)) { /* its characters are no interface names */
         PyErr_Format(p4j_reg.Py4JError, "py4jni: %.100s.Java.implements must be a list of "
                      "interface names, not a str (%R)", Py_TYPE(o)->tp_name, impl);
-        Py_DECREF(java);
         Py_DECREF(impl);
         Py_DECREF(key);
         return -1;
     }
-    Py_XDECREF(java);
+    /* a tuple of its own: the names are read from its str items while Java makes the
+     * proxy, and another thread may change the object's list meanwhile */
+    PyObject *seq = impl ? PySequence_Tuple(impl) : NULL;
     Py_XDECREF(impl);
     if (!seq || PySequence_Fast_GET_SIZE(seq) == 0) {
         PyErr_Clear();
